@@ -1,0 +1,58 @@
+package io.queen.broker.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.HeaderValues;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+
+import java.io.IOException;
+import java.io.InputStream;
+
+/** JSON in and out of Helidon handlers with one shared mapper. Unknown fields are ignored, as upstream. */
+public final class Json {
+    public static final ObjectMapper MAPPER = new ObjectMapper()
+            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+
+    private Json() {
+    }
+
+    public static ObjectNode object() {
+        return MAPPER.createObjectNode();
+    }
+
+    public static void send(ServerResponse res, Status status, Object body) {
+        byte[] bytes;
+        try {
+            bytes = MAPPER.writeValueAsBytes(body);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("response not serialisable", e);
+        }
+        res.status(status);
+        res.header(HeaderValues.CONTENT_TYPE_JSON);
+        res.send(bytes);
+    }
+
+    public static void error(ServerResponse res, Status status, String message) {
+        send(res, status, object().put("error", message));
+    }
+
+    /** The request body as a JSON tree; a body that is not JSON is a 400. */
+    public static JsonNode body(ServerRequest req) {
+        try (InputStream in = req.content().inputStream()) {
+            byte[] bytes = in.readAllBytes();
+            if (bytes.length == 0) {
+                throw new BadRequestException("request body is empty; a JSON object is required");
+            }
+            return MAPPER.readTree(bytes);
+        } catch (JsonProcessingException e) {
+            throw new BadRequestException("invalid JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw new BadRequestException("cannot read request body: " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,115 @@
+package io.queen.broker.store;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.queen.broker.config.DatabaseSettings;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Properties;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * The broker's connection pool. Sessions run in UTC (timestamps rendered by SQL assume it) with the
+ * broker-side statement timeout. Opening checks reachability first so an unreachable server is
+ * reported with its host and port rather than as a pool timeout.
+ */
+public final class Database implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(Database.class.getName());
+
+    private final DatabaseSettings settings;
+    private final HikariDataSource pool;
+
+    private Database(DatabaseSettings settings, HikariDataSource pool) {
+        this.settings = settings;
+        this.pool = pool;
+    }
+
+    public static Database open(DatabaseSettings settings) {
+        checkReachable(settings);
+        HikariConfig cfg = new HikariConfig();
+        cfg.setPoolName("queen-pg");
+        cfg.setJdbcUrl(settings.jdbcUrl());
+        cfg.setUsername(settings.user());
+        cfg.setPassword(settings.password());
+        cfg.setMaximumPoolSize(settings.poolSize());
+        cfg.setMinimumIdle(Math.min(4, settings.poolSize()));
+        // A request waits at most this long for a connection before it is answered with an error.
+        cfg.setConnectionTimeout(5_000);
+        cfg.setValidationTimeout(2_000);
+        cfg.setInitializationFailTimeout(-1);
+        connectionProperties(settings).forEach((k, v) -> cfg.addDataSourceProperty((String) k, v));
+        HikariDataSource ds = new HikariDataSource(cfg);
+        LOG.info(() -> "connection pool open to " + settings.describe() + " (max " + settings.poolSize() + ")");
+        return new Database(settings, ds);
+    }
+
+    public DataSource dataSource() {
+        return pool;
+    }
+
+    public DatabaseSettings settings() {
+        return settings;
+    }
+
+    public Connection connection() throws SQLException {
+        return pool.getConnection();
+    }
+
+    /** One round trip; throws when the database does not answer. */
+    public void ping() throws SQLException {
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+            s.setQueryTimeout(5);
+            try (ResultSet rs = s.executeQuery("SELECT 1")) {
+                rs.next();
+            }
+        }
+    }
+
+    public int activeConnections() {
+        return pool.getHikariPoolMXBean() == null ? 0 : pool.getHikariPoolMXBean().getActiveConnections();
+    }
+
+    public int idleConnections() {
+        return pool.getHikariPoolMXBean() == null ? 0 : pool.getHikariPoolMXBean().getIdleConnections();
+    }
+
+    public int waitingRequests() {
+        return pool.getHikariPoolMXBean() == null ? 0 : pool.getHikariPoolMXBean().getThreadsAwaitingConnection();
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+    }
+
+    static Properties connectionProperties(DatabaseSettings settings) {
+        Properties p = new Properties();
+        p.setProperty("options", "-c TimeZone=UTC -c statement_timeout=" + settings.statementTimeoutMs());
+        p.setProperty("connectTimeout", "10");
+        p.setProperty("tcpKeepAlive", "true");
+        p.setProperty("ApplicationName", "queen-broker");
+        if (settings.ssl()) {
+            p.setProperty("ssl", "true");
+            p.setProperty("sslmode", settings.sslRejectUnauthorized() ? "verify-full" : "require");
+        }
+        return p;
+    }
+
+    private static void checkReachable(DatabaseSettings settings) {
+        Properties p = connectionProperties(settings);
+        p.setProperty("user", settings.user());
+        p.setProperty("password", settings.password());
+        try (Connection c = DriverManager.getConnection(settings.jdbcUrl(), p)) {
+            c.isValid(5);
+        } catch (SQLException e) {
+            throw new DatabaseUnavailableException("cannot connect to PostgreSQL at " + settings.host() + ":"
+                    + settings.port() + " (database " + settings.database() + ", user " + settings.user() + "): "
+                    + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.queen.broker.config;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+import java.util.logging.Level;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class BrokerSettingsTest {
+
+    @Test
+    void defaultsAreTheReferenceBrokersAndDevelopmentModeWithoutPgHost() {
+        BrokerSettings s = BrokerSettings.from(new Env(Map.of()));
+        assertEquals(6632, s.port());
+        assertEquals("0.0.0.0", s.bindAddress());
+        assertEquals(67_108_864L, s.maxBodyBytes());
+        assertTrue(s.applySchema());
+        assertEquals(Level.INFO, s.logLevel());
+        assertEquals(160, s.database().poolSize());
+        assertEquals("postgres", s.database().database());
+        assertTrue(s.database().embedded());
+    }
+
+    @Test
+    void anExplicitPgHostIsProductionMode() {
+        BrokerSettings s = BrokerSettings.from(new Env(Map.of("PG_HOST", "db.internal", "PG_PORT", "6543")));
+        assertFalse(s.database().embedded());
+        assertEquals("jdbc:postgresql://db.internal:6543/postgres", s.database().jdbcUrl());
+    }
+
+    @Test
+    void theImageFlagIsProductionModeEvenWithoutPgHost() {
+        assertFalse(BrokerSettings.from(new Env(Map.of("QUEEN_PRODUCTION", "1"))).database().embedded());
+    }
+
+    @Test
+    void pgDatabaseFallsBackToPgDb() {
+        assertEquals("legacy", BrokerSettings.from(new Env(Map.of("PG_DB", "legacy"))).database().database());
+        assertEquals("new", BrokerSettings.from(new Env(Map.of("PG_DB", "legacy", "PG_DATABASE", "new")))
+                .database().database());
+    }
+
+    @Test
+    void booleansAcceptTheReferenceSpellings() {
+        for (String off : new String[] {"0", "false", "NO", "Off"}) {
+            assertFalse(BrokerSettings.from(new Env(Map.of("QUEEN_APPLY_SCHEMA", off))).applySchema(), off);
+        }
+        for (String on : new String[] {"1", "TRUE", "yes", "on"}) {
+            assertTrue(BrokerSettings.from(new Env(Map.of("QUEEN_APPLY_SCHEMA", on))).applySchema(), on);
+        }
+    }
+
+    @Test
+    void anEmptyValueMeansTheDefault() {
+        assertEquals(6632, BrokerSettings.from(new Env(Map.of("PORT", ""))).port());
+    }
+
+    @Test
+    void badValuesNameTheVariableAndTheValue() {
+        assertBad("PORT", "http", "PORT=\"http\"");
+        assertBad("PORT", "70000", "PORT=\"70000\"");
+        assertBad("QUEEN_APPLY_SCHEMA", "maybe", "QUEEN_APPLY_SCHEMA=\"maybe\"");
+        assertBad("DB_POOL_SIZE", "-3", "DB_POOL_SIZE=\"-3\"");
+        assertBad("QUEEN_MAX_BODY_BYTES", "lots", "QUEEN_MAX_BODY_BYTES=\"lots\"");
+        assertBad("LOG_LEVEL", "chatty", "LOG_LEVEL=\"chatty\"");
+        assertBad("QUEEN_BIND_ADDR", "0.0.0.0:80", "QUEEN_BIND_ADDR=\"0.0.0.0:80\"");
+    }
+
+    @Test
+    void rustLogWinsOverLogLevel() {
+        assertEquals(Level.FINE, BrokerSettings.from(new Env(Map.of("LOG_LEVEL", "error", "RUST_LOG", "debug"))).logLevel());
+    }
+
+    private static void assertBad(String name, String value, String expected) {
+        ConfigException e = assertThrows(ConfigException.class, () -> BrokerSettings.from(new Env(Map.of(name, value))));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+}

@@ -1,0 +1,59 @@
+package io.queen.broker.support;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/** A real HTTP client for tests: status plus body, body parsed as JSON on demand. */
+public final class HttpProbe {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final String base;
+
+    public record Reply(int status, String body) {
+        public JsonNode json() {
+            try {
+                return MAPPER.readTree(body);
+            } catch (IOException e) {
+                throw new AssertionError("not JSON (" + status + "): " + body, e);
+            }
+        }
+    }
+
+    public HttpProbe(int port) {
+        this.base = "http://127.0.0.1:" + port;
+    }
+
+    public Reply get(String path) {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).GET());
+    }
+
+    public Reply post(String path, String json) {
+        return send(HttpRequest.newBuilder(URI.create(base + path))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)));
+    }
+
+    public Reply delete(String path) {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE());
+    }
+
+    private Reply send(HttpRequest.Builder request) {
+        try {
+            HttpResponse<String> r = client.send(request.timeout(Duration.ofSeconds(60)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return new Reply(r.statusCode(), r.body());
+        } catch (IOException e) {
+            throw new AssertionError("HTTP request failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

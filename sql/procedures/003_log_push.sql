@@ -1,0 +1,1 @@
+-- 003_log_push: push path procedures (log_push_one_v1, log_push_multi_v1, queue/partition provisioning, dedup probe); filled by the message-path capability.

@@ -1,0 +1,1 @@
+-- 004_log_pop: pop/claim procedures (log_pop_v1, log_pop_list_v1, wildcard/discovery/bin pops, log_has_pending_v1); filled by the message-path capability.

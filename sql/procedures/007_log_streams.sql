@@ -1,0 +1,1 @@
+-- 007_log_streams: streams cycle procedure (state ops + pushes + ack in one transaction); filled by the streams capability.

@@ -1,0 +1,1 @@
+-- 008_streams_register_query_v1: streams query registration procedure (streams_register_query_v1); filled by the streams capability.

@@ -1,0 +1,1 @@
+-- 009_streams_state_get_v1: streams state read procedure (streams_state_get_v1); filled by the streams capability.

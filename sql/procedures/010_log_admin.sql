@@ -1,0 +1,1 @@
+-- 010_log_admin: admin and observability procedures (seeks, consumer-group delete, hotlist_repair_publish_v1, consumer-group/message/DLQ listings, traces); filled by the management-plane capability.

@@ -1,0 +1,1 @@
+-- 011_log_stats: log-native stats and analytics procedures (stats refresh, queue depth, queue/partition stats); filled by the management-plane capability.

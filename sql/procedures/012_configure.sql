@@ -1,0 +1,1 @@
+-- 012_configure: queue configuration procedure (configure_queue_v1); filled by the management-plane capability.

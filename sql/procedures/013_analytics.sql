@@ -1,0 +1,1 @@
+-- 013_analytics: queue deletion procedure (delete_queue_v1) and analytics readers; filled by the management-plane capability.

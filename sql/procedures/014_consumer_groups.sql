@@ -1,0 +1,1 @@
+-- 014_consumer_groups: consumer-group management procedures; filled by the management-plane capability.

@@ -1,0 +1,1 @@
+-- 015_status: /api/v1/status family procedures; filled by the management-plane capability.

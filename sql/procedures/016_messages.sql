@@ -1,0 +1,1 @@
+-- 016_messages: message read/delete/retry procedures; filled by the management-plane capability.

@@ -1,0 +1,1 @@
+-- 017_traces: trace reader procedures (by message, by name, names); filled by the management-plane capability.

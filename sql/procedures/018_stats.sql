@@ -1,0 +1,1 @@
+-- 018_stats: stats reader procedures (queues, overview, namespaces, tasks); filled by the management-plane capability.

@@ -1,0 +1,1 @@
+-- 020_log_partition_counters: attaches trg_partitions_created_counter / trg_partitions_deleted_counter to queen.log_partitions (conditional on absence); filled by the management-plane capability.

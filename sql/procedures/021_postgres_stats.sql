@@ -1,0 +1,1 @@
+-- 021_postgres_stats: /api/v1/analytics/postgres-stats procedure; filled by the management-plane capability.

@@ -1,0 +1,1 @@
+-- 022_retention_analytics: retention analytics procedure (get_retention_timeseries_v1); filled by the management-plane capability.

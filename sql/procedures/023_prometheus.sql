@@ -1,0 +1,1 @@
+-- 023_prometheus: DB-backed Prometheus families procedure (get_prometheus_metrics_v1); filled by the management-plane capability.

@@ -1,0 +1,1 @@
+-- 026_kv_sweeper: sweeper slow phases (kv_expire_step_v1, kv_usage_step_v1); filled by the KV/timers capability.

@@ -1,0 +1,1 @@
+-- 027_kv_quota: read-only quota poll (kv_quota_refresh_v1); filled by the KV/timers capability.

@@ -1,0 +1,1 @@
+-- 028_retained_bytes: retained-bytes slow lane (log_refresh_retained_bytes_v1); filled by the management-plane capability.

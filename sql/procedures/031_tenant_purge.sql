@@ -1,0 +1,1 @@
+-- 031_tenant_purge: tenant purge procedure (delete_tenant_data_v1); filled by the management-plane capability.

@@ -1,0 +1,1 @@
+-- 032_log_fetch: read-from-offset fetch procedure (log_fetch_bin_v1); filled by the message-path capability.

@@ -1,0 +1,1 @@
+-- 033_log_partitions_changed: partition discovery procedure (log_partitions_changed_v1); filled by the message-path capability.
