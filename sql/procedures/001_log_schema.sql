@@ -6,8 +6,8 @@
 -- [base_offset, end_offset], allocated under the log_partitions row lock, so
 -- created_at is monotone in offset order within a partition. Consumption state
 -- is one cursor row per (partition, consumer group).
--- queen.log_dlq lives in 005_log_ack. The hash-unnest helper function of this
--- file is added by the message-path capability.
+-- queen.log_dlq lives in 005_log_ack. The one helper, log_unnest_hashes, ends
+-- this file.
 -- =============================================================================
 
 -- -----------------------------------------------------------------------------
@@ -166,3 +166,15 @@ CREATE INDEX IF NOT EXISTS idx_hotlist_repairs_at ON queen.hotlist_repairs (repa
 
 -- The seek and group-delete procedures are SECURITY INVOKER and write here.
 GRANT SELECT, INSERT, UPDATE, DELETE ON queen.hotlist_repairs TO PUBLIC;
+
+-- -----------------------------------------------------------------------------
+-- queen.log_unnest_hashes: log_txns.hashes is 16 bytes per frame in frame
+-- order; this yields (frame index, hash) so dedup probes and ack resolution can
+-- join on the hash. IMMUTABLE so the planner may inline it.
+-- -----------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION queen.log_unnest_hashes(p_hashes bytea)
+RETURNS TABLE (idx integer, hash bytea)
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT i, substring(p_hashes FROM i * 16 + 1 FOR 16)
+    FROM generate_series(0, length(p_hashes) / 16 - 1) AS i
+$$;

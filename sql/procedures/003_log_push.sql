@@ -1,1 +1,135 @@
--- 003_log_push: push path procedures (log_push_one_v1, log_push_multi_v1, queue/partition provisioning, dedup probe); filled by the message-path capability.
+-- =============================================================================
+-- 003_log_push : the write path.
+--
+-- log_provision_v1 creates a queue and partition on first use. log_push_one_v1
+-- is the ONLY place in the system where offsets are allocated: the push route,
+-- the transaction wire and (later) the streams sink all call it. It runs under
+-- the partition row lock, so offsets are dense and created_at is monotone in
+-- offset order. Callers that write several partitions in one transaction lock
+-- them first in ascending id order (log_lock_partitions_v1), seed 000's lock
+-- order.
+-- =============================================================================
+
+-- Queue identity is (tenant, name); namespace/task come from the dotted name
+-- ("ns.task.rest"). A name without a dot gets empty namespace and task: the
+-- reference leaves this case unstated, and empty keeps discovery pops by
+-- namespace from matching every undotted queue.
+-- Also returns the queue options the push path needs, saving a round trip.
+DROP FUNCTION IF EXISTS queen.log_provision_v1(uuid, text, text);
+CREATE FUNCTION queen.log_provision_v1(p_tenant uuid, p_queue text, p_partition text)
+RETURNS TABLE (queue_id uuid, partition_id uuid, dedup_window_seconds integer, encryption_enabled boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_queue uuid;
+    v_partition uuid;
+BEGIN
+    SELECT q.id INTO v_queue FROM queen.queues q WHERE q.tenant_id = p_tenant AND q.name = p_queue;
+    IF v_queue IS NULL THEN
+        INSERT INTO queen.queues (tenant_id, name, namespace, task)
+        VALUES (p_tenant, p_queue,
+                CASE WHEN strpos(p_queue, '.') > 0 THEN split_part(p_queue, '.', 1) ELSE '' END,
+                CASE WHEN strpos(p_queue, '.') > 0 THEN split_part(p_queue, '.', 2) ELSE '' END)
+        ON CONFLICT (tenant_id, name) DO NOTHING
+        RETURNING id INTO v_queue;
+        IF v_queue IS NULL THEN
+            SELECT q.id INTO v_queue FROM queen.queues q WHERE q.tenant_id = p_tenant AND q.name = p_queue;
+        END IF;
+    END IF;
+    IF p_partition IS NULL THEN
+        RETURN QUERY SELECT v_queue, NULL::uuid, q.dedup_window_seconds, COALESCE(q.encryption_enabled, false)
+                     FROM queen.queues q WHERE q.id = v_queue;
+        RETURN;
+    END IF;
+    SELECT lp.id INTO v_partition FROM queen.log_partitions lp WHERE lp.queue_id = v_queue AND lp.name = p_partition;
+    IF v_partition IS NULL THEN
+        INSERT INTO queen.log_partitions (queue_id, name) VALUES (v_queue, p_partition)
+        ON CONFLICT (queue_id, name) DO NOTHING
+        RETURNING id INTO v_partition;
+        IF v_partition IS NULL THEN
+            SELECT lp.id INTO v_partition FROM queen.log_partitions lp
+            WHERE lp.queue_id = v_queue AND lp.name = p_partition;
+        END IF;
+    END IF;
+    RETURN QUERY SELECT v_queue, v_partition, q.dedup_window_seconds, COALESCE(q.encryption_enabled, false)
+                 FROM queen.queues q WHERE q.id = v_queue;
+END;
+$$;
+
+-- Locks the given partitions in ascending id order (seed 000: partitions are
+-- taken ascending by id by every multi-partition writer). Returns the ids it
+-- locked; a missing id (partition cleaned up meanwhile) is simply absent.
+CREATE OR REPLACE FUNCTION queen.log_lock_partitions_v1(p_partition_ids uuid[])
+RETURNS SETOF uuid
+LANGUAGE sql AS $$
+    SELECT lp.id FROM queen.log_partitions lp
+    WHERE lp.id = ANY (p_partition_ids)
+    ORDER BY lp.id
+    FOR UPDATE
+$$;
+
+-- Appends one segment of p_count frames. With p_probe and a positive dedup
+-- window, any incoming hash already stored in this partition inside the window
+-- makes the whole segment a duplicate: nothing is written and the original
+-- offsets are returned ({"status":"duplicate","dups":[{"i":idx,"off":offset}]}),
+-- for the broker to report and to re-push the rest. Otherwise:
+-- {"status":"queued","baseOffset":B,"createdAt":ts}.
+CREATE OR REPLACE FUNCTION queen.log_push_one_v1(
+    p_partition_id uuid,
+    p_count integer,
+    p_blob bytea,
+    p_hashes bytea,
+    p_dedup_window_seconds integer,
+    p_probe boolean)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_last bigint;
+    v_txns_start bigint;
+    v_now timestamptz;
+    v_dups jsonb;
+BEGIN
+    IF p_count < 1 OR length(p_hashes) <> p_count * 16 THEN
+        RAISE EXCEPTION 'log_push_one_v1: % frames but % hash bytes', p_count, length(p_hashes)
+            USING ERRCODE = '22023';
+    END IF;
+    SELECT lp.last_offset, lp.txns_start INTO v_last, v_txns_start
+    FROM queen.log_partitions lp WHERE lp.id = p_partition_id
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'partition % not found', p_partition_id USING ERRCODE = 'P0002';
+    END IF;
+
+    IF p_probe AND p_dedup_window_seconds > 0 THEN
+        SELECT jsonb_agg(jsonb_build_object('i', d.idx, 'off', d.off) ORDER BY d.idx) INTO v_dups
+        FROM (
+            SELECT n.idx, min(w.base_offset + o.idx) AS off
+            FROM queen.log_unnest_hashes(p_hashes) n
+            JOIN queen.log_txns w
+              ON w.partition_id = p_partition_id
+             AND w.created_at >= now() - make_interval(secs => p_dedup_window_seconds)
+             AND w.end_offset >= v_txns_start
+            CROSS JOIN LATERAL queen.log_unnest_hashes(w.hashes) o
+            WHERE o.hash = n.hash
+            GROUP BY n.idx
+        ) d;
+        IF v_dups IS NOT NULL THEN
+            RETURN jsonb_build_object('status', 'duplicate', 'dups', v_dups);
+        END IF;
+    END IF;
+
+    -- Stamped after the row lock so created_at follows offset order.
+    v_now := clock_timestamp();
+    UPDATE queen.log_partitions
+       SET last_offset = v_last + p_count,
+           last_write_at = GREATEST(last_write_at, date_trunc('second', v_now)),
+           oldest_live_at = COALESCE(oldest_live_at, v_now),
+           oldest_txn_at = COALESCE(oldest_txn_at, v_now)
+     WHERE id = p_partition_id;
+    INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
+    VALUES (p_partition_id, v_last + 1, v_last + p_count, v_now, p_blob);
+    INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
+    VALUES (p_partition_id, v_last + 1, v_last + p_count, v_now, p_hashes);
+    RETURN jsonb_build_object('status', 'queued', 'baseOffset', v_last + 1, 'createdAt', v_now);
+END;
+$$;

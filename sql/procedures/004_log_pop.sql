@@ -1,1 +1,248 @@
--- 004_log_pop: pop/claim procedures (log_pop_v1, log_pop_list_v1, wildcard/discovery/bin pops, log_has_pending_v1); filled by the message-path capability.
+-- =============================================================================
+-- 004_log_pop : the claim path.
+--
+-- State is one log_consumers row per (partition, consumer group): committed is
+-- the last completed offset, a lease is the inclusive span (committed,
+-- batch_end] held by worker_id until lease_expires_at. Claims take the row with
+-- SKIP LOCKED and a "no live lease" predicate, so a pop never waits on a lock
+-- and an expired lease is simply reclaimable (no reaper). Segments are returned
+-- whole with (seq, start_off, take): the broker decompresses and slices.
+-- =============================================================================
+
+-- The cursor a (partition, group) starts from on first contact, seed 000 /
+-- spec 13.5: the group's durable subscription timestamp, else the pop's
+-- subscriptionFrom, else mode "new" = the current end, else everything
+-- retained. Queue mode always starts at the oldest retained offset.
+CREATE OR REPLACE FUNCTION queen.log_seed_cursor_v1(
+    p_partition_id uuid, p_group text, p_sub_mode text, p_sub_from timestamptz)
+RETURNS bigint
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_ts timestamptz;
+    v_last bigint;
+    v_base bigint;
+BEGIN
+    IF p_group = '__QUEUE_MODE__' THEN
+        RETURN -1;
+    END IF;
+    SELECT lp.last_offset INTO v_last FROM queen.log_partitions lp WHERE lp.id = p_partition_id;
+    SELECT m.subscription_timestamp INTO v_ts
+    FROM queen.consumer_groups_metadata m
+    JOIN queen.log_partitions lp ON lp.queue_id = m.queue_id
+    WHERE lp.id = p_partition_id AND m.consumer_group = p_group AND m.partition_name = ''
+    ORDER BY m.created_at
+    LIMIT 1;
+    IF v_ts IS NULL THEN
+        v_ts := p_sub_from;
+    END IF;
+    IF v_ts IS NULL THEN
+        RETURN CASE WHEN p_sub_mode = 'new' THEN v_last ELSE -1 END;
+    END IF;
+    SELECT s.base_offset INTO v_base FROM queen.log_segments s
+    WHERE s.partition_id = p_partition_id AND s.created_at >= v_ts
+    ORDER BY s.base_offset
+    LIMIT 1;
+    RETURN COALESCE(v_base - 1, v_last);
+END;
+$$;
+
+-- The first queue-level pop of a (queue, group) records the subscription
+-- (mode "new" stores now, anything else the epoch, an explicit
+-- subscriptionFrom that instant) and seeds cursors for every existing
+-- partition in one statement; later partitions seed lazily from the record.
+-- Returns true when this call created the registration.
+CREATE OR REPLACE FUNCTION queen.log_register_group_v1(
+    p_tenant uuid, p_queue_id uuid, p_group text, p_sub_mode text, p_sub_from timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_inserted integer;
+BEGIN
+    IF p_group = '__QUEUE_MODE__' THEN
+        RETURN false;
+    END IF;
+    INSERT INTO queen.consumer_groups_metadata
+        (tenant_id, consumer_group, queue_id, partition_name, subscription_mode, subscription_timestamp)
+    VALUES (p_tenant, p_group, p_queue_id, '',
+            CASE WHEN p_sub_mode = 'new' THEN 'new' ELSE 'all' END,
+            COALESCE(p_sub_from, CASE WHEN p_sub_mode = 'new' THEN now() ELSE 'epoch'::timestamptz END))
+    ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS v_inserted = ROW_COUNT;
+    IF v_inserted = 0 THEN
+        RETURN false;
+    END IF;
+    INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
+    SELECT lp.id, p_group, queen.log_seed_cursor_v1(lp.id, p_group, p_sub_mode, p_sub_from)
+    FROM queen.log_partitions lp
+    WHERE lp.queue_id = p_queue_id
+    ORDER BY lp.id
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+    RETURN true;
+END;
+$$;
+
+-- Partitions of a queue that may have something for the group: data beyond
+-- the cursor (or no cursor yet) and no live lease. Random order spreads
+-- concurrent consumers over partitions (spec 13.7); SKIP LOCKED in the claim
+-- resolves the races this read cannot see.
+CREATE OR REPLACE FUNCTION queen.log_pop_candidates_v1(p_queue_id uuid, p_group text, p_limit integer)
+RETURNS TABLE (partition_id uuid, partition_name text)
+LANGUAGE sql STABLE AS $$
+    SELECT lp.id, lp.name
+    FROM queen.log_partitions lp
+    LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = p_group
+    WHERE lp.queue_id = p_queue_id
+      AND lp.last_offset > COALESCE(c.committed, -1)
+      AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < now())
+    ORDER BY random()
+    LIMIT p_limit
+$$;
+
+-- log_pop_v1's row type changed across builds upstream, so it is dropped and
+-- recreated rather than replaced (OR REPLACE refuses a new OUT row type).
+DROP FUNCTION IF EXISTS queen.log_pop_v1(uuid, text, integer, integer, text, boolean, text, timestamptz);
+-- Claims up to p_batch frames of one partition for one group. Gates: the
+-- queue's windowBuffer (a segment younger than W seconds holds the whole
+-- partition back) and delayedProcessing (only segments at least D seconds
+-- old). Returns one row per segment to deliver; no rows = nothing claimed
+-- (no lease taken). With p_auto_ack the cursor moves at once and no lease is
+-- held (at-most-once); otherwise the span is leased to p_worker_id.
+CREATE FUNCTION queen.log_pop_v1(
+    p_partition_id uuid,
+    p_group text,
+    p_batch integer,
+    p_lease_seconds integer,
+    p_worker_id text,
+    p_auto_ack boolean,
+    p_sub_mode text,
+    p_sub_from timestamptz)
+RETURNS TABLE (seq bigint, start_off integer, take integer, msg_count integer,
+               created_at timestamptz, blob bytea, attempt integer)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_now timestamptz := now();
+    v_committed bigint;
+    v_attempt_offset bigint;
+    v_attempt_count integer;
+    v_last bigint;
+    v_lease integer;
+    v_delayed integer;
+    v_window integer;
+    v_wanted bigint;
+    v_remaining integer := GREATEST(p_batch, 1);
+    v_end bigint;
+    v_taken integer := 0;
+    v_attempt integer;
+    v_newest timestamptz;
+    v_any boolean := false;
+    r record;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM queen.log_consumers c
+                   WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group) THEN
+        INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
+        VALUES (p_partition_id, p_group, queen.log_seed_cursor_v1(p_partition_id, p_group, p_sub_mode, p_sub_from))
+        ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+    END IF;
+
+    SELECT c.committed, c.attempt_offset, c.attempt_count, lp.last_offset,
+           COALESCE(NULLIF(p_lease_seconds, 0), q.lease_time, 60),
+           COALESCE(q.delayed_processing, 0), COALESCE(q.window_buffer, 0)
+      INTO v_committed, v_attempt_offset, v_attempt_count, v_last, v_lease, v_delayed, v_window
+      FROM queen.log_consumers c
+      JOIN queen.log_partitions lp ON lp.id = c.partition_id
+      JOIN queen.queues q ON q.id = lp.queue_id
+     WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
+       AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)
+       FOR UPDATE OF c SKIP LOCKED;
+    IF NOT FOUND OR v_last <= v_committed THEN
+        RETURN;
+    END IF;
+    IF v_lease <= 0 THEN
+        v_lease := 60;
+    END IF;
+    v_wanted := v_committed + 1;
+    -- A redelivery starts at the same offset as the previous delivery.
+    v_attempt := CASE WHEN v_attempt_offset = v_wanted THEN v_attempt_count + 1 ELSE 1 END;
+    attempt := CASE WHEN p_auto_ack THEN 1 ELSE v_attempt END;
+
+    IF v_window > 0 THEN
+        SELECT s.created_at INTO v_newest FROM queen.log_segments s
+        WHERE s.partition_id = p_partition_id ORDER BY s.base_offset DESC LIMIT 1;
+        IF v_newest IS NOT NULL AND v_newest > v_now - make_interval(secs => v_window) THEN
+            RETURN;
+        END IF;
+    END IF;
+
+    -- Head: the segment that covers the wanted offset, from the wanted frame.
+    FOR r IN SELECT s.base_offset, s.end_offset, s.created_at, s.blob FROM queen.log_segments s
+             WHERE s.partition_id = p_partition_id AND s.base_offset <= v_wanted
+             ORDER BY s.base_offset DESC LIMIT 1 LOOP
+        IF r.end_offset >= v_wanted THEN
+            v_any := true;
+            IF v_delayed = 0 OR r.created_at <= v_now - make_interval(secs => v_delayed) THEN
+                seq := r.base_offset;
+                start_off := (v_wanted - r.base_offset)::integer;
+                take := LEAST(r.end_offset - v_wanted + 1, v_remaining)::integer;
+                msg_count := (r.end_offset - r.base_offset + 1)::integer;
+                created_at := r.created_at;
+                blob := r.blob;
+                v_remaining := v_remaining - take;
+                v_taken := v_taken + take;
+                v_end := seq + start_off + take - 1;
+                RETURN NEXT;
+            ELSE
+                v_remaining := 0;
+            END IF;
+        END IF;
+    END LOOP;
+
+    -- Forward: later segments from frame 0 until the budget is spent; a gap
+    -- left by retention is skipped silently.
+    IF v_remaining > 0 THEN
+        FOR r IN SELECT s.base_offset, s.end_offset, s.created_at, s.blob FROM queen.log_segments s
+                 WHERE s.partition_id = p_partition_id AND s.base_offset > v_wanted
+                 ORDER BY s.base_offset LIMIT v_remaining LOOP
+            v_any := true;
+            EXIT WHEN v_delayed > 0 AND r.created_at > v_now - make_interval(secs => v_delayed);
+            seq := r.base_offset;
+            start_off := 0;
+            take := LEAST(r.end_offset - r.base_offset + 1, v_remaining)::integer;
+            msg_count := (r.end_offset - r.base_offset + 1)::integer;
+            created_at := r.created_at;
+            blob := r.blob;
+            v_remaining := v_remaining - take;
+            v_taken := v_taken + take;
+            v_end := seq + take - 1;
+            RETURN NEXT;
+            EXIT WHEN v_remaining <= 0;
+        END LOOP;
+    END IF;
+
+    IF v_taken = 0 THEN
+        IF NOT v_any THEN
+            -- Retention removed everything past the cursor: seal it at the end.
+            UPDATE queen.log_consumers c SET committed = v_last
+             WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
+        END IF;
+        RETURN;
+    END IF;
+
+    IF p_auto_ack THEN
+        UPDATE queen.log_consumers c
+           SET committed = v_end, total_consumed = c.total_consumed + v_taken,
+               worker_id = NULL, lease_expires_at = NULL, batch_end = NULL
+         WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
+    ELSE
+        UPDATE queen.log_consumers c
+           SET worker_id = p_worker_id,
+               lease_expires_at = v_now + make_interval(secs => v_lease),
+               lease_acquired_at = v_now,
+               batch_end = v_end,
+               attempt_offset = v_wanted,
+               attempt_count = v_attempt
+         WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
+    END IF;
+    RETURN;
+END;
+$$;

@@ -27,3 +27,174 @@ CREATE TABLE IF NOT EXISTS queen.log_dlq (
 -- DLQ listings read newest-first per partition.
 CREATE INDEX IF NOT EXISTS idx_log_dlq_partition_failed_at
     ON queen.log_dlq (partition_id, failed_at DESC);
+
+-- -----------------------------------------------------------------------------
+-- Ack resolution (spec 13.8). The broker resolves an ack group in one
+-- transaction: log_ack_resolve_v1 locks the (partition, group) row and maps
+-- each acked transactionId hash to the lowest matching offset at or above the
+-- cursor; the broker decides the outcome (implicit ack, retry budget, DLQ) and
+-- writes it with log_ack_apply_v1 or, for a dead letter, log_dlq_head_v1 in
+-- the same transaction. Acks take consumer-row locks only, never a partition
+-- lock (seed 000 lock order).
+-- -----------------------------------------------------------------------------
+DROP FUNCTION IF EXISTS queen.log_ack_resolve_v1(uuid, text, bytea, uuid);
+CREATE FUNCTION queen.log_ack_resolve_v1(
+    p_partition_id uuid, p_group text, p_hashes bytea, p_tenant uuid)
+RETURNS TABLE (
+    consumer_found boolean,
+    tenant_ok boolean,
+    committed bigint,
+    batch_end bigint,
+    worker_id text,
+    lease_live boolean,
+    batch_retry_count integer,
+    last_offset bigint,
+    retry_limit integer,
+    dlq_enabled boolean,
+    span_offsets bigint[],
+    below_cursor boolean[])
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    c record;
+    v_lo bigint;
+    v_from bigint;
+BEGIN
+    SELECT lc.committed, lc.batch_end, lc.worker_id, lc.lease_expires_at, lc.batch_retry_count,
+           lp.last_offset, lp.txns_start, q.tenant_id, COALESCE(q.retry_limit, 3) AS retry_limit,
+           (COALESCE(q.dead_letter_queue, true) OR COALESCE(q.dlq_after_max_retries, true)) AS dlq_enabled
+      INTO c
+      FROM queen.log_consumers lc
+      JOIN queen.log_partitions lp ON lp.id = lc.partition_id
+      JOIN queen.queues q ON q.id = lp.queue_id
+     WHERE lc.partition_id = p_partition_id AND lc.consumer_group = p_group
+       FOR UPDATE OF lc;
+    IF NOT FOUND THEN
+        consumer_found := false;
+        tenant_ok := EXISTS (SELECT 1 FROM queen.log_partitions lp JOIN queen.queues q ON q.id = lp.queue_id
+                             WHERE lp.id = p_partition_id AND q.tenant_id = p_tenant);
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    consumer_found := true;
+    tenant_ok := c.tenant_id = p_tenant;
+    committed := c.committed;
+    batch_end := c.batch_end;
+    worker_id := c.worker_id;
+    lease_live := c.worker_id IS NOT NULL AND c.lease_expires_at IS NOT NULL AND c.lease_expires_at >= now();
+    batch_retry_count := c.batch_retry_count;
+    last_offset := c.last_offset;
+    retry_limit := c.retry_limit;
+    dlq_enabled := c.dlq_enabled;
+    IF NOT tenant_ok THEN
+        RETURN NEXT;
+        RETURN;
+    END IF;
+
+    v_lo := GREATEST(c.committed + 1, c.txns_start);
+    -- Start the scan at the sidecar row covering v_lo (PK range scan).
+    SELECT max(t.base_offset) INTO v_from FROM queen.log_txns t
+     WHERE t.partition_id = p_partition_id AND t.base_offset <= v_lo;
+    v_from := COALESCE(v_from, v_lo);
+
+    SELECT array_agg(hit.off ORDER BY n.idx), array_agg(hit.off IS NULL AND low.found ORDER BY n.idx)
+      INTO span_offsets, below_cursor
+      FROM queen.log_unnest_hashes(p_hashes) n
+      LEFT JOIN LATERAL (
+          SELECT min(t.base_offset + o.idx) AS off
+            FROM queen.log_txns t
+            CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) o
+           WHERE t.partition_id = p_partition_id
+             AND t.base_offset >= v_from
+             AND o.hash = n.hash
+             AND t.base_offset + o.idx >= v_lo
+      ) hit ON true
+      -- Only for hashes not found above the cursor: was it already committed?
+      -- Bounded to the newest 1000 sidecar rows below the cursor; an older
+      -- duplicate ack reads as unresolvable, which is also what the purge of
+      -- old sidecar rows makes it.
+      LEFT JOIN LATERAL (
+          SELECT true AS found
+            FROM (SELECT t.base_offset, t.hashes FROM queen.log_txns t
+                   WHERE t.partition_id = p_partition_id AND t.base_offset <= c.committed
+                     AND t.end_offset >= c.txns_start
+                   ORDER BY t.base_offset DESC LIMIT 1000) t
+            CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) o
+           WHERE o.hash = n.hash AND t.base_offset + o.idx <= c.committed
+           LIMIT 1
+      ) low ON hit.off IS NULL;
+    below_cursor := (SELECT array_agg(COALESCE(b, false)) FROM unnest(below_cursor) b);
+    RETURN NEXT;
+END;
+$$;
+
+-- Writes the broker's decision for one ack group: the new cursor, whether the
+-- lease ends, and the retry budget (p_retry: 1 = charge one failed attempt,
+-- 0 = untouched, -1 = reset with the attempt counters).
+CREATE OR REPLACE FUNCTION queen.log_ack_apply_v1(
+    p_partition_id uuid, p_group text, p_committed bigint, p_release boolean, p_retry integer)
+RETURNS void
+LANGUAGE sql AS $$
+    UPDATE queen.log_consumers c
+       SET total_consumed = c.total_consumed + GREATEST(p_committed - c.committed, 0),
+           committed = GREATEST(c.committed, p_committed),
+           worker_id = CASE WHEN p_release THEN NULL ELSE c.worker_id END,
+           lease_expires_at = CASE WHEN p_release THEN NULL ELSE c.lease_expires_at END,
+           batch_end = CASE WHEN p_release THEN NULL ELSE c.batch_end END,
+           batch_retry_count = CASE WHEN p_retry = 1 THEN c.batch_retry_count + 1
+                                    WHEN p_retry = -1 THEN 0 ELSE c.batch_retry_count END,
+           attempt_offset = CASE WHEN p_retry = -1 THEN NULL ELSE c.attempt_offset END,
+           attempt_count = CASE WHEN p_retry = -1 THEN 0 ELSE c.attempt_count END
+     WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
+$$;
+
+-- Files the poison message of an ack group as a dead letter and moves the
+-- cursor past it: the snapshot (payload as stored, so an encryption envelope
+-- stays encrypted), the lease released, retry and attempt state reset. When
+-- p_file is false (DLQ disabled on the queue) the message is dropped instead.
+CREATE OR REPLACE FUNCTION queen.log_dlq_head_v1(
+    p_partition_id uuid, p_group text, p_offset bigint, p_message_id uuid, p_transaction_id text,
+    p_payload jsonb, p_error text, p_retry_count integer, p_file boolean)
+RETURNS uuid
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_id uuid;
+BEGIN
+    IF p_file THEN
+        INSERT INTO queen.log_dlq (partition_id, consumer_group, "offset", message_id, transaction_id,
+                                   payload, error, retry_count)
+        VALUES (p_partition_id, p_group, p_offset, p_message_id, p_transaction_id, p_payload,
+                COALESCE(p_error, 'Retries exhausted'), p_retry_count)
+        RETURNING id INTO v_id;
+    END IF;
+    PERFORM queen.log_ack_apply_v1(p_partition_id, p_group, p_offset, true, -1);
+    RETURN v_id;
+END;
+$$;
+
+-- Extends every live lease held by one worker id (a multi-partition pop shares
+-- one id) within the tenant; an expired lease is not resurrected. Returns how
+-- many were renewed and the earliest new expiry.
+CREATE OR REPLACE FUNCTION queen.log_renew_lease_v1(p_worker_id text, p_seconds integer, p_tenant uuid)
+RETURNS TABLE (renewed integer, expires_at timestamptz)
+LANGUAGE sql AS $$
+    WITH live AS (
+        -- Rows locked in (partition_id, consumer_group) order, seed 000.
+        SELECT c.partition_id, c.consumer_group
+          FROM queen.log_consumers c
+          JOIN queen.log_partitions lp ON lp.id = c.partition_id
+          JOIN queen.queues q ON q.id = lp.queue_id
+         WHERE q.tenant_id = p_tenant
+           AND c.worker_id = p_worker_id
+           AND c.lease_expires_at >= now()
+         ORDER BY c.partition_id, c.consumer_group
+           FOR UPDATE OF c
+    ), renewed AS (
+        UPDATE queen.log_consumers c
+           SET lease_expires_at = GREATEST(c.lease_expires_at, now() + make_interval(secs => GREATEST(p_seconds, 1)))
+          FROM live
+         WHERE c.partition_id = live.partition_id AND c.consumer_group = live.consumer_group
+        RETURNING c.lease_expires_at
+    )
+    SELECT count(*)::integer, min(lease_expires_at) FROM renewed
+$$;

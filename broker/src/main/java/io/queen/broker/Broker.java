@@ -5,11 +5,19 @@ import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
 import io.queen.broker.config.BrokerSettings;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.engine.AckService;
+import io.queen.broker.engine.PopService;
+import io.queen.broker.engine.PushService;
+import io.queen.broker.engine.segment.PayloadCipher;
+import io.queen.broker.engine.wake.WakeHub;
+import io.queen.broker.http.DataHttpService;
 import io.queen.broker.http.ErrorMapping;
 import io.queen.broker.http.HealthHttpService;
 import io.queen.broker.http.Json;
+import io.queen.broker.http.Tenancy;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
+import io.queen.broker.store.PgWakeChannel;
 import io.queen.broker.store.SchemaApplier;
 
 import java.time.Duration;
@@ -25,11 +33,13 @@ public final class Broker implements AutoCloseable {
 
     private final EmbeddedDatabase embedded;
     private final Database database;
+    private final PgWakeChannel wakeChannel;
     private final WebServer server;
 
-    private Broker(EmbeddedDatabase embedded, Database database, WebServer server) {
+    private Broker(EmbeddedDatabase embedded, Database database, PgWakeChannel wakeChannel, WebServer server) {
         this.embedded = embedded;
         this.database = database;
+        this.wakeChannel = wakeChannel;
         this.server = server;
     }
 
@@ -40,6 +50,7 @@ public final class Broker implements AutoCloseable {
     public static Broker start(BrokerSettings settings, SchemaApplier.Options schemaOptions) {
         EmbeddedDatabase embedded = null;
         Database database = null;
+        PgWakeChannel wakeChannel = null;
         try {
             DatabaseSettings dbSettings = settings.database();
             if (dbSettings.embedded()) {
@@ -52,19 +63,25 @@ public final class Broker implements AutoCloseable {
             } else {
                 LOG.info("QUEEN_APPLY_SCHEMA=0: schema apply skipped; the schema must have been applied by a privileged role");
             }
+            WakeHub hub = new WakeHub();
+            wakeChannel = new PgWakeChannel(dbSettings, hub, PgWakeChannel.newBrokerId());
+            Services services = Services.create(settings, database, hub, wakeChannel);
             WebServer server = WebServer.builder()
                     .host(settings.bindAddress())
                     .port(settings.port())
                     .maxPayloadSize(settings.maxBodyBytes())
                     .shutdownHook(false)
                     .shutdownGracePeriod(Duration.ofSeconds(20))
-                    .routing(routing(database))
+                    .routing(r -> routing(r, services))
                     .build()
                     .start();
             LOG.info("Queen broker " + Version.VALUE + " listening on " + settings.bindAddress() + ":" + server.port()
                     + " over PostgreSQL " + dbSettings.describe());
-            return new Broker(embedded, database, server);
+            return new Broker(embedded, database, wakeChannel, server);
         } catch (RuntimeException e) {
+            if (wakeChannel != null) {
+                wakeChannel.close();
+            }
             if (database != null) {
                 database.close();
             }
@@ -75,15 +92,27 @@ public final class Broker implements AutoCloseable {
         }
     }
 
-    static void routing(HttpRouting.Builder routing, Database database) {
-        ErrorMapping.register(routing);
-        routing.register(new HealthHttpService(database));
-        routing.any("/api/*", (req, res) ->
-                Json.send(res, Status.NOT_FOUND_404, Json.object().put("error", "Not Found").put("code", "no_such_route")));
+    /** The engine services of one broker, wired explicitly. */
+    record Services(Database database, PushService push, PopService pop, AckService ack,
+                    DataHttpService.PopDefaults popDefaults) {
+        static Services create(BrokerSettings settings, Database database, WakeHub hub, PgWakeChannel channel) {
+            PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
+            return new Services(database,
+                    new PushService(database, cipher, channel::published, settings.engine().zstdLevel()),
+                    new PopService(database, cipher, hub),
+                    new AckService(database),
+                    new DataHttpService.PopDefaults(settings.engine().popDefaultTimeoutMs(),
+                            settings.engine().defaultSubscriptionMode()));
+        }
     }
 
-    private static java.util.function.Consumer<HttpRouting.Builder> routing(Database database) {
-        return r -> routing(r, database);
+    static void routing(HttpRouting.Builder routing, Services s) {
+        ErrorMapping.register(routing);
+        Tenancy tenancy = new Tenancy();
+        routing.register(new HealthHttpService(s.database()));
+        routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults()));
+        routing.any("/api/*", (req, res) ->
+                Json.send(res, Status.NOT_FOUND_404, Json.object().put("error", "Not Found").put("code", "no_such_route")));
     }
 
     private static EmbeddedDatabase startEmbedded(DatabaseSettings settings) {
@@ -108,6 +137,7 @@ public final class Broker implements AutoCloseable {
     public void close() {
         LOG.info("shutting down: draining in-flight requests");
         server.stop();
+        wakeChannel.close();
         database.close();
         if (embedded != null) {
             embedded.close();

@@ -13,7 +13,8 @@ public record BrokerSettings(
         long maxBodyBytes,
         boolean applySchema,
         Level logLevel,
-        DatabaseSettings database) {
+        DatabaseSettings database,
+        EngineSettings engine) {
 
     /** Default development data folder, relative to the working directory. */
     public static final String DEFAULT_DEV_DATA_DIR = ".queen-dev/pgdata";
@@ -48,15 +49,15 @@ public record BrokerSettings(
                 env.longValue("QUEEN_STMT_TIMEOUT_MS", 30_000, 0, 86_400_000),
                 !production,
                 env.string("QUEEN_DEV_DATA_DIR", DEFAULT_DEV_DATA_DIR));
-        return new BrokerSettings(port, bind, maxBody, applySchema, level, db);
+        return new BrokerSettings(port, bind, maxBody, applySchema, level, db, EngineSettings.from(env));
     }
 
     public BrokerSettings withDatabase(DatabaseSettings newDatabase) {
-        return new BrokerSettings(port, bindAddress, maxBodyBytes, applySchema, logLevel, newDatabase);
+        return new BrokerSettings(port, bindAddress, maxBodyBytes, applySchema, logLevel, newDatabase, engine);
     }
 
     public BrokerSettings withPort(int newPort) {
-        return new BrokerSettings(newPort, bindAddress, maxBodyBytes, applySchema, logLevel, database);
+        return new BrokerSettings(newPort, bindAddress, maxBodyBytes, applySchema, logLevel, database, engine);
     }
 
     private static Level logLevel(Env env) {

@@ -41,6 +41,15 @@ public final class Json {
         send(res, status, object().put("error", message));
     }
 
+    /** A JSON value as compact UTF-8 bytes, as stored in a frame. */
+    public static byte[] bytes(JsonNode value) {
+        try {
+            return MAPPER.writeValueAsBytes(value);
+        } catch (JsonProcessingException e) {
+            throw new BadRequestException("unserialisable JSON value: " + e.getOriginalMessage());
+        }
+    }
+
     /** The request body as a JSON tree; a body that is not JSON is a 400. */
     public static JsonNode body(ServerRequest req) {
         try (InputStream in = req.content().inputStream()) {

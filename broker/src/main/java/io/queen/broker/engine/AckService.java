@@ -1,0 +1,132 @@
+package io.queen.broker.engine;
+
+import io.queen.broker.engine.segment.Frame;
+import io.queen.broker.engine.segment.SegmentCodec;
+import io.queen.broker.engine.segment.TxnHash;
+import io.queen.broker.store.Database;
+import io.queen.broker.store.LogStore;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * {@code POST /ack} and {@code /ack/batch}: items grouped by (partitionId, leaseId), each group
+ * resolved in its own transaction: lock the cursor row, resolve hashes, decide, write. A dead
+ * letter is decoded from its segment and filed in the same transaction.
+ */
+public final class AckService {
+    static final String CONSUMER_NOT_FOUND = "consumer not found";
+    static final String INVALID_LEASE = "invalid or expired lease";
+    static final String FOREIGN_PARTITION = "partition not owned by tenant";
+
+    public record Item(String transactionId, UUID partitionId, AckDecision.Status status, String leaseId, String error) {
+    }
+
+    public record Result(int index, String transactionId, boolean success, String error, boolean leaseReleased,
+                         boolean dlq, boolean noop) {
+    }
+
+    private final Database database;
+
+    public AckService(Database database) {
+        this.database = database;
+    }
+
+    public List<Result> ack(UUID tenant, String group, List<Item> items) throws SQLException {
+        Result[] results = new Result[items.size()];
+        Map<String, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < items.size(); i++) {
+            Item it = items.get(i);
+            groups.computeIfAbsent(it.partitionId() + "|" + (it.leaseId() == null ? "" : it.leaseId()),
+                    k -> new ArrayList<>()).add(i);
+        }
+        try (Connection c = database.connection()) {
+            for (List<Integer> idx : groups.values()) {
+                c.setAutoCommit(false);
+                try {
+                    List<Result> r = ackGroup(c, tenant, group, items, idx);
+                    c.commit();
+                    for (Result res : r) {
+                        results[res.index()] = res;
+                    }
+                } catch (SQLException | RuntimeException e) {
+                    c.rollback();
+                    throw e;
+                } finally {
+                    c.setAutoCommit(true);
+                }
+            }
+        }
+        return List.of(results);
+    }
+
+    /** Resolves and applies one group inside the caller's transaction. */
+    List<Result> ackGroup(Connection c, UUID tenant, String group, List<Item> items, List<Integer> idx)
+            throws SQLException {
+        Item first = items.get(idx.get(0));
+        List<String> txns = idx.stream().map(i -> items.get(i).transactionId()).toList();
+        LogStore.AckState s = LogStore.resolveAck(c, first.partitionId(), group, TxnHash.concat(txns), tenant);
+        String leaseId = first.leaseId() == null ? "" : first.leaseId();
+        String groupError = !s.consumerFound() ? CONSUMER_NOT_FOUND
+                : !s.tenantOk() ? FOREIGN_PARTITION
+                : !leaseId.isEmpty() && (!s.leaseLive() || !leaseId.equals(s.workerId())) ? INVALID_LEASE
+                : null;
+        List<Result> out = new ArrayList<>(idx.size());
+        if (groupError != null) {
+            for (int i : idx) {
+                out.add(new Result(i, items.get(i).transactionId(), false, groupError, false, false, false));
+            }
+            return out;
+        }
+        List<AckDecision.Item> decisionItems = new ArrayList<>(idx.size());
+        for (int k = 0; k < idx.size(); k++) {
+            Item it = items.get(idx.get(k));
+            decisionItems.add(new AckDecision.Item(it.status(), s.spanOffsets()[k],
+                    Boolean.TRUE.equals(s.belowCursor()[k]), it.error()));
+        }
+        Long liveBatchEnd = s.leaseLive() ? s.batchEnd() : null;
+        long upper = leaseId.isEmpty() ? s.lastOffset() : s.batchEnd();
+        AckDecision.Plan plan = AckDecision.decide(s.committed(), upper, liveBatchEnd, s.batchRetryCount(),
+                s.retryLimit(), s.dlqEnabled(), decisionItems);
+        LogStore.applyAck(c, first.partitionId(), group, plan.committed(), plan.release(), plan.retry());
+        if (plan.poisonOffset() != null) {
+            deadLetter(c, first.partitionId(), group, plan, s.batchRetryCount());
+        }
+        for (int k = 0; k < idx.size(); k++) {
+            AckDecision.ItemOutcome o = plan.items().get(k);
+            out.add(new Result(idx.get(k), items.get(idx.get(k)).transactionId(), o.success(), o.error(),
+                    o.success() && !o.noop() && plan.release(), o.dlq(), o.noop()));
+        }
+        return out;
+    }
+
+    private static void deadLetter(Connection c, UUID partitionId, String group, AckDecision.Plan plan, int retryCount)
+            throws SQLException {
+        long off = plan.poisonOffset();
+        LogStore.Segment seg = LogStore.segmentCovering(c, partitionId, off);
+        UUID messageId = null;
+        String txn = null;
+        String payload = null;
+        if (seg != null) {
+            Frame f = SegmentCodec.decode(seg.blob(), (int) (off - seg.baseOffset()), 1).get(0);
+            messageId = f.messageId();
+            txn = f.transactionId();
+            payload = f.isNullPayload() ? "null" : new String(f.payload(), StandardCharsets.UTF_8);
+        }
+        LogStore.fileDeadLetter(c, partitionId, group, off, messageId, txn, payload, plan.deadLetterError(), retryCount,
+                plan.fileDeadLetter());
+    }
+
+    public LogStore.Renewal renew(UUID tenant, String leaseId, int seconds) throws SQLException {
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            return LogStore.renewLease(c, leaseId, seconds, tenant);
+        }
+    }
+}

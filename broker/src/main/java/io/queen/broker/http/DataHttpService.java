@@ -1,0 +1,323 @@
+package io.queen.broker.http;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.HeaderValues;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.queen.broker.engine.AckDecision;
+import io.queen.broker.engine.AckService;
+import io.queen.broker.engine.PopService;
+import io.queen.broker.engine.PushService;
+import io.queen.broker.engine.Tenants;
+import io.queen.broker.store.LogStore;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The message path under {@code /api/v1}: push, the three pop routes, ack, batch ack and lease
+ * extension. Field names, defaults and status codes follow api-data-plane.md sections 2-5.
+ */
+public final class DataHttpService implements HttpService {
+    private final PushService push;
+    private final PopService pop;
+    private final AckService ack;
+    private final Tenancy tenancy;
+    private final PopDefaults defaults;
+
+    /** Broker-wide pop defaults from the environment (DEFAULT_TIMEOUT, DEFAULT_SUBSCRIPTION_MODE). */
+    public record PopDefaults(long timeoutMs, String subscriptionMode) {
+    }
+
+    public DataHttpService(PushService push, PopService pop, AckService ack, Tenancy tenancy, PopDefaults defaults) {
+        this.push = push;
+        this.pop = pop;
+        this.ack = ack;
+        this.tenancy = tenancy;
+        this.defaults = defaults;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.post("/push", this::push)
+             .get("/pop/queue/{queue}/partition/{partition}", this::popPartition)
+             .get("/pop/queue/{queue}", this::popQueue)
+             .get("/pop", this::popDiscover)
+             .post("/ack", this::ackSingle)
+             .post("/ack/batch", this::ackBatch)
+             .post("/lease/{leaseId}/extend", this::extendLease);
+    }
+
+    // ---------------------------------------------------------------- push
+
+    private void push(ServerRequest req, ServerResponse res) throws SQLException {
+        UUID tenant = tenancy.of(req);
+        JsonNode body = badBodyOnError(req);
+        JsonNode items = body.get("items");
+        if (items == null || !items.isArray()) {
+            throw new BadRequestException("bad body: items must be an array");
+        }
+        List<PushService.Item> parsed = new ArrayList<>(items.size());
+        for (int i = 0; i < items.size(); i++) {
+            parsed.add(pushItem(items.get(i), i));
+        }
+        List<PushService.Result> results = push.push(tenant, parsed);
+        ArrayNode out = Json.MAPPER.createArrayNode();
+        for (PushService.Result r : results) {
+            out.addObject().put("index", r.index()).put("message_id", r.messageId().toString())
+                    .put("transaction_id", r.transactionId()).put("queueName", r.queueName()).put("status", r.status());
+        }
+        Json.send(res, Status.CREATED_201, out);
+    }
+
+    static PushService.Item pushItem(JsonNode item, int index) {
+        if (item == null || !item.isObject()) {
+            throw new BadRequestException("bad body: items[" + index + "] must be an object");
+        }
+        String queue = requiredName(item, "queue", index);
+        String partition = Tenants.DEFAULT_PARTITION;
+        if (item.has("partition") && !item.get("partition").isNull()) {
+            if (!item.get("partition").isTextual() || item.get("partition").asText().isEmpty()) {
+                throw new BadRequestException("bad body: items[" + index + "].partition must be a non-empty string");
+            }
+            partition = item.get("partition").asText();
+        }
+        if (!item.has("payload")) {
+            throw new BadRequestException("bad body: items[" + index + "].payload is required");
+        }
+        String txn = null;
+        JsonNode t = item.get("transactionId");
+        if (t != null && !t.isNull()) {
+            if (!t.isTextual() || t.asText().isEmpty()) {
+                throw new BadRequestException("bad body: items[" + index + "].transactionId must be a non-empty string");
+            }
+            txn = t.asText();
+            if (txn.getBytes(StandardCharsets.UTF_8).length > 65535) {
+                throw new BadRequestException("bad body: items[" + index + "].transactionId is longer than 65535 bytes");
+            }
+        }
+        return new PushService.Item(queue, partition, Json.bytes(item.get("payload")), txn, null);
+    }
+
+    private static String requiredName(JsonNode item, String field, int index) {
+        JsonNode v = item.get(field);
+        if (v == null || !v.isTextual() || v.asText().isEmpty()) {
+            throw new BadRequestException("bad body: items[" + index + "]." + field + " is required (a non-empty string)");
+        }
+        return v.asText();
+    }
+
+    // ---------------------------------------------------------------- pop
+
+    private void popQueue(ServerRequest req, ServerResponse res) throws Exception {
+        String queue = req.path().pathParameters().get("queue");
+        respond(res, pop.pop(popRequest(req, queue, null)));
+    }
+
+    private void popPartition(ServerRequest req, ServerResponse res) throws Exception {
+        var path = req.path().pathParameters();
+        respond(res, pop.pop(popRequest(req, path.get("queue"), path.get("partition"))));
+    }
+
+    private void popDiscover(ServerRequest req, ServerResponse res) throws Exception {
+        Params q = new Params(req.query());
+        if (q.string("namespace").isEmpty() && q.string("task").isEmpty()) {
+            ObjectNode body = Json.object().put("success", false).put("error", "namespace or task is required");
+            body.putArray("messages");
+            Json.send(res, Status.BAD_REQUEST_400, body);
+            return;
+        }
+        respond(res, pop.pop(popRequest(req, null, null)));
+    }
+
+    PopService.Request popRequest(ServerRequest req, String queue, String partition) {
+        Params q = new Params(req.query());
+        int batch = q.integer("batch", 200);
+        if (batch < 0) {
+            throw new BadRequestException("invalid query parameter batch=" + batch + ": must not be negative");
+        }
+        String group = q.string("consumerGroup").orElse(Tenants.QUEUE_MODE);
+        String mode = q.string("subscriptionMode").orElse(defaults.subscriptionMode());
+        Instant from = null;
+        String fromRaw = q.string("subscriptionFrom").orElse("");
+        if (fromRaw.equals("now")) {
+            mode = "new";
+        } else if (!fromRaw.isEmpty()) {
+            try {
+                from = OffsetDateTime.parse(fromRaw).toInstant();
+            } catch (DateTimeParseException e) {
+                try {
+                    from = Instant.parse(fromRaw);
+                } catch (DateTimeParseException ignored) {
+                    // The reference ignores an unparseable subscriptionFrom.
+                }
+            }
+        }
+        if (Tenants.QUEUE_MODE.equals(group)) {
+            mode = "all";
+        }
+        int lease = Math.max(q.integer("leaseSeconds", 0), 0);
+        return new PopService.Request(tenancy.of(req), queue, partition,
+                q.string("namespace").orElse(null), q.string("task").orElse(null),
+                batch, q.integer("partitions", 1), q.bool("autoAck", false), q.bool("wait", false),
+                q.integer("timeout", (int) defaults.timeoutMs()), lease, group, mode, from);
+    }
+
+    private static void respond(ServerResponse res, PopService.Result r) {
+        if (r.isEmpty()) {
+            res.status(Status.NO_CONTENT_204).send();
+            return;
+        }
+        res.status(Status.OK_200);
+        res.header(HeaderValues.CONTENT_TYPE_JSON);
+        res.send(render(r));
+    }
+
+    /** Streams the pop body with each payload spliced verbatim (no re-parse of message data). */
+    static byte[] render(PopService.Result r) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + r.messages().size() * 512);
+        try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
+            g.writeStartObject();
+            g.writeBooleanField("success", true);
+            g.writeStringField("queue", r.queue());
+            g.writeStringField("partition", r.partition());
+            g.writeStringField("partitionId", r.partitionId().toString());
+            g.writeStringField("leaseId", r.leaseId());
+            g.writeStringField("consumerGroup", r.consumerGroup());
+            g.writeArrayFieldStart("messages");
+            for (PopService.Message m : r.messages()) {
+                g.writeStartObject();
+                g.writeStringField("id", m.id().toString());
+                g.writeStringField("transactionId", m.transactionId());
+                g.writeStringField("traceId", m.traceId() == null ? null : m.traceId().toString());
+                g.writeFieldName("data");
+                if (m.data().length == 0) {
+                    g.writeNull();
+                } else {
+                    g.writeRawValue(new String(m.data(), StandardCharsets.UTF_8));
+                }
+                g.writeStringField("producerSub", m.producerSub());
+                g.writeStringField("createdAt", Wire.timestamp(m.createdAt()));
+                g.writeStringField("partitionId", m.partitionId().toString());
+                g.writeStringField("partition", m.partition());
+                g.writeStringField("leaseId", r.leaseId());
+                g.writeStringField("consumerGroup", r.consumerGroup());
+                g.writeNumberField("deliveryAttempt", m.deliveryAttempt());
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeNumberField("partitionsClaimed", r.partitionsClaimed());
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    // ---------------------------------------------------------------- ack
+
+    private void ackSingle(ServerRequest req, ServerResponse res) throws SQLException {
+        JsonNode body = badBodyOnError(req);
+        if (!body.isObject()) {
+            throw new BadRequestException("bad body: an ack object is required");
+        }
+        String group = text(body, "consumerGroup", Tenants.QUEUE_MODE);
+        sendAckResults(res, ack.ack(tenancy.of(req), group, List.of(ackItem(body, 0))));
+    }
+
+    private void ackBatch(ServerRequest req, ServerResponse res) throws SQLException {
+        JsonNode body = badBodyOnError(req);
+        JsonNode list = body.get("acknowledgments");
+        if (list == null || !list.isArray()) {
+            throw new BadRequestException("bad body: acknowledgments must be an array");
+        }
+        String group = text(body, "consumerGroup", Tenants.QUEUE_MODE);
+        List<AckService.Item> items = new ArrayList<>(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            items.add(ackItem(list.get(i), i));
+        }
+        sendAckResults(res, items.isEmpty() ? List.of() : ack.ack(tenancy.of(req), group, items));
+    }
+
+    static AckService.Item ackItem(JsonNode item, int index) {
+        if (item == null || !item.isObject()) {
+            throw new BadRequestException("bad body: acknowledgments[" + index + "] must be an object");
+        }
+        String partition = text(item, "partitionId", "");
+        UUID partitionId;
+        try {
+            partitionId = UUID.fromString(partition);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("bad body: partitionId \"" + partition + "\" is not a UUID");
+        }
+        JsonNode status = item.get("status");
+        return new AckService.Item(text(item, "transactionId", ""), partitionId,
+                AckDecision.normalise(status == null || status.isNull() ? null : status.asText()),
+                text(item, "leaseId", ""), item.hasNonNull("error") ? item.get("error").asText() : null);
+    }
+
+    private static void sendAckResults(ServerResponse res, List<AckService.Result> results) {
+        ArrayNode out = Json.MAPPER.createArrayNode();
+        for (AckService.Result r : results) {
+            ObjectNode o = out.addObject().put("index", r.index()).put("transactionId", r.transactionId())
+                    .put("success", r.success());
+            if (r.error() == null) {
+                o.putNull("error");
+            } else {
+                o.put("error", r.error());
+            }
+            o.put("leaseReleased", r.leaseReleased()).put("dlq", r.dlq()).put("noop", r.noop());
+        }
+        Json.send(res, Status.OK_200, out);
+    }
+
+    // ---------------------------------------------------------------- lease
+
+    private void extendLease(ServerRequest req, ServerResponse res) throws SQLException {
+        String leaseId = req.path().pathParameters().get("leaseId");
+        int seconds = 60;
+        try {
+            JsonNode body = Json.body(req);
+            if (body.hasNonNull("seconds") && body.get("seconds").canConvertToInt()) {
+                seconds = body.get("seconds").asInt();
+            }
+        } catch (BadRequestException ignored) {
+            // Empty or non-JSON bodies mean the default, never a 400 (reference behaviour).
+        }
+        LogStore.Renewal r = ack.renew(tenancy.of(req), leaseId, seconds);
+        ObjectNode out = Json.object().put("leaseId", leaseId).put("success", r.renewed() > 0).put("renewed", r.renewed());
+        String at = Wire.timestamp(r.expiresAt());
+        out.put("newExpiresAt", at).put("expiresAt", at).put("lease_expires_at", at);
+        Json.send(res, Status.OK_200, out);
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static JsonNode badBodyOnError(ServerRequest req) {
+        try {
+            return Json.body(req);
+        } catch (BadRequestException e) {
+            throw new BadRequestException("bad body: " + e.getMessage());
+        }
+    }
+
+    private static String text(JsonNode node, String field, String fallback) {
+        JsonNode v = node.get(field);
+        return v == null || v.isNull() || v.asText().isEmpty() ? fallback : v.asText();
+    }
+}

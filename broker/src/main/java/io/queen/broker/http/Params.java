@@ -1,0 +1,44 @@
+package io.queen.broker.http;
+
+import io.helidon.common.parameters.Parameters;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/** Typed query parameters; a value of the wrong type is a 400 naming the parameter. */
+final class Params {
+    private final Parameters query;
+
+    Params(Parameters query) {
+        this.query = query;
+    }
+
+    Optional<String> string(String name) {
+        return query.first(name).asOptional().filter(s -> !s.isEmpty());
+    }
+
+    int integer(String name, int fallback) {
+        Optional<String> v = string(name);
+        if (v.isEmpty()) {
+            return fallback;
+        }
+        try {
+            return Integer.parseInt(v.get().trim());
+        } catch (NumberFormatException e) {
+            throw new BadRequestException("invalid query parameter " + name + "=" + v.get() + ": expected an integer");
+        }
+    }
+
+    boolean bool(String name, boolean fallback) {
+        Optional<String> v = string(name);
+        if (v.isEmpty()) {
+            return fallback;
+        }
+        return switch (v.get().trim().toLowerCase(Locale.ROOT)) {
+            case "true", "1", "yes", "on" -> true;
+            case "false", "0", "no", "off" -> false;
+            default -> throw new BadRequestException("invalid query parameter " + name + "=" + v.get()
+                    + ": expected true or false");
+        };
+    }
+}

@@ -1,0 +1,307 @@
+package io.queen.broker.store;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * All JDBC of the message path: each method is one call of a procedure in 003_log_push, 004_log_pop
+ * or 005_log_ack, with every value bound. Methods take the caller's connection so the engine decides
+ * transaction boundaries.
+ */
+public final class LogStore {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    public record Provisioned(UUID queueId, UUID partitionId, int dedupWindowSeconds, boolean encryptionEnabled) {
+    }
+
+    /** {@code queued} with the first offset, or {@code duplicate} with (item index, original offset) pairs. */
+    public record PushVerdict(boolean queued, long baseOffset, Instant createdAt, List<long[]> duplicates) {
+    }
+
+    public record Candidate(UUID partitionId, String partitionName) {
+    }
+
+    /** One segment to deliver from: frames [startOff, startOff + take) of the blob. */
+    public record ClaimedSegment(long seq, int startOff, int take, int msgCount, Instant createdAt, byte[] blob, int attempt) {
+    }
+
+    public record AckState(
+            boolean consumerFound,
+            boolean tenantOk,
+            long committed,
+            Long batchEnd,
+            String workerId,
+            boolean leaseLive,
+            int batchRetryCount,
+            long lastOffset,
+            int retryLimit,
+            boolean dlqEnabled,
+            Long[] spanOffsets,
+            Boolean[] belowCursor) {
+    }
+
+    public record Segment(long baseOffset, long endOffset, Instant createdAt, byte[] blob) {
+    }
+
+    private LogStore() {
+    }
+
+    public static Provisioned provision(Connection c, UUID tenant, String queue, String partition) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_provision_v1(?, ?, ?)")) {
+            ps.setObject(1, tenant);          // p_tenant
+            ps.setString(2, queue);           // p_queue
+            ps.setString(3, partition);       // p_partition (NULL = queue only)
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new Provisioned(rs.getObject(1, UUID.class), rs.getObject(2, UUID.class), rs.getInt(3),
+                        rs.getBoolean(4));
+            }
+        }
+    }
+
+    /** The id of a named partition of a queue, or null; a pop never creates partitions. */
+    public static UUID partitionId(Connection c, UUID queueId, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT id FROM queen.log_partitions WHERE queue_id = ? AND name = ?")) {
+            ps.setObject(1, queueId);  // queue_id
+            ps.setString(2, name);     // name
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getObject(1, UUID.class) : null;
+            }
+        }
+    }
+
+    public record QueueRef(UUID id, String name) {
+    }
+
+    /** Queues of a tenant matching a namespace and/or task (discovery pop), in random order. */
+    public static List<QueueRef> queuesMatching(Connection c, UUID tenant, String namespace, String task)
+            throws SQLException {
+        String sql = """
+                SELECT id, name FROM queen.queues
+                WHERE tenant_id = ? AND (?::text IS NULL OR namespace = ?) AND (?::text IS NULL OR task = ?)
+                ORDER BY random()
+                """;
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, tenant);     // tenant_id
+            ps.setString(2, namespace);  // namespace filter (NULL = any)
+            ps.setString(3, namespace);
+            ps.setString(4, task);       // task filter (NULL = any)
+            ps.setString(5, task);
+            List<QueueRef> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new QueueRef(rs.getObject(1, UUID.class), rs.getString(2)));
+                }
+            }
+            return out;
+        }
+    }
+
+    /** Locks the partitions in ascending id order (seed 000) for a multi-partition write. */
+    public static void lockPartitions(Connection c, List<UUID> partitionIds) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_lock_partitions_v1(?)")) {
+            ps.setArray(1, c.createArrayOf("uuid", partitionIds.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    // Drain: the locks are what matters.
+                }
+            }
+        }
+    }
+
+    public static PushVerdict pushOne(Connection c, UUID partitionId, int count, byte[] blob, byte[] hashes,
+                                      int dedupWindowSeconds, boolean probe) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_push_one_v1(?, ?, ?, ?, ?, ?)")) {
+            ps.setObject(1, partitionId);      // p_partition_id
+            ps.setInt(2, count);               // p_count
+            ps.setBytes(3, blob);              // p_blob
+            ps.setBytes(4, hashes);            // p_hashes
+            ps.setInt(5, dedupWindowSeconds);  // p_dedup_window_seconds
+            ps.setBoolean(6, probe);           // p_probe
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                JsonNode v = MAPPER.readTree(rs.getString(1));
+                if ("queued".equals(v.path("status").asText())) {
+                    return new PushVerdict(true, v.get("baseOffset").asLong(),
+                            java.time.OffsetDateTime.parse(v.get("createdAt").asText()).toInstant(), List.of());
+                }
+                List<long[]> dups = new ArrayList<>();
+                for (JsonNode d : v.path("dups")) {
+                    dups.add(new long[] {d.get("i").asLong(), d.get("off").asLong()});
+                }
+                return new PushVerdict(false, -1, null, dups);
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new SQLException("log_push_one_v1 returned unreadable JSON", e);
+            }
+        }
+    }
+
+    /** The segment holding the offset, or null when retention removed it. */
+    public static Segment segmentCovering(Connection c, UUID partitionId, long offset) throws SQLException {
+        String sql = """
+                SELECT base_offset, end_offset, created_at, blob FROM queen.log_segments
+                WHERE partition_id = ? AND base_offset <= ? ORDER BY base_offset DESC LIMIT 1
+                """;
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, partitionId);  // partition_id
+            ps.setLong(2, offset);         // base_offset upper bound
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next() || rs.getLong(2) < offset) {
+                    return null;
+                }
+                return new Segment(rs.getLong(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getBytes(4));
+            }
+        }
+    }
+
+    public static void registerGroup(Connection c, UUID tenant, UUID queueId, String group, String subMode,
+                                     Instant subFrom) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_register_group_v1(?, ?, ?, ?, ?)")) {
+            ps.setObject(1, tenant);     // p_tenant
+            ps.setObject(2, queueId);    // p_queue_id
+            ps.setString(3, group);      // p_group
+            ps.setString(4, subMode);    // p_sub_mode
+            setInstant(ps, 5, subFrom);  // p_sub_from
+            ps.execute();
+        }
+    }
+
+    public static List<Candidate> candidates(Connection c, UUID queueId, String group, int limit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_pop_candidates_v1(?, ?, ?)")) {
+            ps.setObject(1, queueId);  // p_queue_id
+            ps.setString(2, group);    // p_group
+            ps.setInt(3, limit);       // p_limit
+            List<Candidate> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new Candidate(rs.getObject(1, UUID.class), rs.getString(2)));
+                }
+            }
+            return out;
+        }
+    }
+
+    public static List<ClaimedSegment> pop(Connection c, UUID partitionId, String group, int batch, int leaseSeconds,
+                                           String workerId, boolean autoAck, String subMode, Instant subFrom)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_pop_v1(?, ?, ?, ?, ?, ?, ?, ?)")) {
+            ps.setObject(1, partitionId);  // p_partition_id
+            ps.setString(2, group);        // p_group
+            ps.setInt(3, batch);           // p_batch
+            ps.setInt(4, leaseSeconds);    // p_lease_seconds (0 = queue default)
+            ps.setString(5, workerId);     // p_worker_id
+            ps.setBoolean(6, autoAck);     // p_auto_ack
+            ps.setString(7, subMode);      // p_sub_mode
+            setInstant(ps, 8, subFrom);    // p_sub_from
+            List<ClaimedSegment> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new ClaimedSegment(rs.getLong(1), rs.getInt(2), rs.getInt(3), rs.getInt(4),
+                            rs.getTimestamp(5).toInstant(), rs.getBytes(6), rs.getInt(7)));
+                }
+            }
+            return out;
+        }
+    }
+
+    /** Locks the (partition, group) row for the rest of the transaction and resolves the hashes. */
+    public static AckState resolveAck(Connection c, UUID partitionId, String group, byte[] hashes, UUID tenant)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_ack_resolve_v1(?, ?, ?, ?)")) {
+            ps.setObject(1, partitionId);  // p_partition_id
+            ps.setString(2, group);        // p_group
+            ps.setBytes(3, hashes);        // p_hashes
+            ps.setObject(4, tenant);       // p_tenant
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                boolean found = rs.getBoolean(1);
+                boolean tenantOk = rs.getBoolean(2);
+                if (!found || !tenantOk) {
+                    return new AckState(found, tenantOk, -1, null, null, false, 0, -1, 0, false, null, null);
+                }
+                long be = rs.getLong(4);
+                Long batchEnd = rs.wasNull() ? null : be;
+                return new AckState(true, true, rs.getLong(3), batchEnd, rs.getString(5), rs.getBoolean(6),
+                        rs.getInt(7), rs.getLong(8), rs.getInt(9), rs.getBoolean(10),
+                        longs(rs.getArray(11)), bools(rs.getArray(12)));
+            }
+        }
+    }
+
+    public static void applyAck(Connection c, UUID partitionId, String group, long committed, boolean release,
+                                int retry) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_ack_apply_v1(?, ?, ?, ?, ?)")) {
+            ps.setObject(1, partitionId);  // p_partition_id
+            ps.setString(2, group);        // p_group
+            ps.setLong(3, committed);      // p_committed
+            ps.setBoolean(4, release);     // p_release
+            ps.setInt(5, retry);           // p_retry
+            ps.execute();
+        }
+    }
+
+    public static UUID fileDeadLetter(Connection c, UUID partitionId, String group, long offset, UUID messageId,
+                                      String transactionId, String payloadJson, String error, int retryCount,
+                                      boolean file) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_dlq_head_v1(?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)")) {
+            ps.setObject(1, partitionId);     // p_partition_id
+            ps.setString(2, group);           // p_group
+            ps.setLong(3, offset);            // p_offset
+            ps.setObject(4, messageId);       // p_message_id
+            ps.setString(5, transactionId);   // p_transaction_id
+            ps.setString(6, payloadJson);     // p_payload
+            ps.setString(7, error);           // p_error
+            ps.setInt(8, retryCount);         // p_retry_count
+            ps.setBoolean(9, file);           // p_file
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getObject(1, UUID.class);
+            }
+        }
+    }
+
+    public record Renewal(int renewed, Instant expiresAt) {
+    }
+
+    public static Renewal renewLease(Connection c, String workerId, int seconds, UUID tenant) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_renew_lease_v1(?, ?, ?)")) {
+            ps.setString(1, workerId);  // p_worker_id
+            ps.setInt(2, seconds);      // p_seconds
+            ps.setObject(3, tenant);    // p_tenant
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                Timestamp ts = rs.getTimestamp(2);
+                return new Renewal(rs.getInt(1), ts == null ? null : ts.toInstant());
+            }
+        }
+    }
+
+    private static void setInstant(PreparedStatement ps, int index, Instant value) throws SQLException {
+        if (value == null) {
+            ps.setNull(index, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+            ps.setObject(index, java.time.OffsetDateTime.ofInstant(value, java.time.ZoneOffset.UTC));
+        }
+    }
+
+    private static Long[] longs(Array a) throws SQLException {
+        return a == null ? new Long[0] : (Long[]) a.getArray();
+    }
+
+    private static Boolean[] bools(Array a) throws SQLException {
+        return a == null ? new Boolean[0] : (Boolean[]) a.getArray();
+    }
+}

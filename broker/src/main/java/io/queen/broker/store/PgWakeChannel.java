@@ -1,0 +1,432 @@
+package io.queen.broker.store;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.engine.wake.WakeHub;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Wakes long-poll pops of every broker sharing the database when a push commits. Locally the hub is
+ * signalled at once; other brokers learn through PostgreSQL NOTIFY on {@value #CHANNEL}, needing no
+ * configuration beyond the database itself. A busy queue does not cost one NOTIFY per message: the
+ * committed keys are collected in a set and sent every {@value #TICK_MS} ms, several keys per payload.
+ *
+ * <p>Both directions use a dedicated connection of their own (never the request pool) and survive a
+ * database restart: they reconnect with jittered backoff, and after the listener is back every parked
+ * pop is woken, since anything may have been missed meanwhile. Delivery is best effort; pops still
+ * re-claim on their own backoff.
+ *
+ * <p>Payload: {@code {"from":brokerId,"keys":[[tenant,queue,partition],...]}}.
+ */
+public final class PgWakeChannel implements AutoCloseable {
+    public static final String CHANNEL = "queen_wake";
+    static final long TICK_MS = 5;
+    // PostgreSQL refuses payloads of 8000 bytes or more; keep a margin.
+    static final int MAX_PAYLOAD_BYTES = 7900;
+
+    private static final Logger LOG = Logger.getLogger(PgWakeChannel.class.getName());
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final long BACKOFF_START_MS = 200;
+    private static final long BACKOFF_CAP_MS = 5_000;
+    private static final int LISTEN_POLL_MS = 500;
+    // A silently dropped connection (no RST) is noticed by this probe rather than by TCP keepalive.
+    private static final long LISTENER_PROBE_MS = 15_000;
+    private static final int SOCKET_TIMEOUT_S = 10;
+
+    private record Key(UUID tenant, String queue, String partition) {
+    }
+
+    private record QueueOf(UUID tenant, String queue) {
+    }
+
+    private final DatabaseSettings settings;
+    private final WakeHub hub;
+    private final String brokerId;
+    private final String where;
+    private final Set<Key> dirty = ConcurrentHashMap.newKeySet();
+    private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong received = new AtomicLong();
+    private final AtomicLong listenSessions = new AtomicLong();
+    private final Thread sender;
+    private final Thread listener;
+    private volatile boolean closed;
+    private volatile boolean listening;
+
+    public PgWakeChannel(DatabaseSettings settings, WakeHub hub, String brokerId) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.hub = Objects.requireNonNull(hub, "hub");
+        this.brokerId = Objects.requireNonNull(brokerId, "brokerId");
+        this.where = settings.host() + ":" + settings.port() + "/" + settings.database();
+        this.sender = daemon("queen-wake-sender", this::sendLoop);
+        this.listener = daemon("queen-wake-listener", this::listenLoop);
+        sender.start();
+        listener.start();
+    }
+
+    /** A random id for this broker process, so a broker ignores its own notifications. */
+    public static String newBrokerId() {
+        return UUID.randomUUID().toString();
+    }
+
+    /** A push (or anything making messages visible) committed here: wake local pops now, other brokers on the next tick. */
+    public void published(UUID tenant, String queue, String partition) {
+        hub.signal(tenant, queue, partition);
+        if (!closed) {
+            dirty.add(new Key(tenant, queue, partition));
+        }
+    }
+
+    /** NOTIFY payloads sent to other brokers. */
+    public long notificationsSent() {
+        return sent.get();
+    }
+
+    /** Notifications received from other brokers (our own echoes are not counted). */
+    public long notificationsReceived() {
+        return received.get();
+    }
+
+    /** Whether the listener connection is up and LISTENing right now. */
+    public boolean listening() {
+        return listening;
+    }
+
+    /** How many times the listener has (re)started LISTENing: 1 after the first connect. */
+    public long listenSessions() {
+        return listenSessions.get();
+    }
+
+    public String brokerId() {
+        return brokerId;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        sender.interrupt();
+        listener.interrupt();
+        join(sender);
+        join(listener);
+    }
+
+    // ---- sender ----
+
+    private void sendLoop() {
+        Connection conn = null;
+        long backoff = BACKOFF_START_MS;
+        try {
+            while (!closed) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(TICK_MS));
+                if (dirty.isEmpty()) {
+                    continue;
+                }
+                List<Key> batch = drainDirty();
+                try {
+                    if (conn == null) {
+                        conn = connect("queen-wake-sender");
+                        LOG.fine(() -> "wake sender connected to " + where);
+                    }
+                    notifyAll(conn, payloads(batch));
+                    backoff = BACKOFF_START_MS;
+                } catch (SQLException e) {
+                    if (conn != null && stillUsable(conn)) {
+                        // The database refused this batch itself; retrying it would fail forever.
+                        LOG.warning("wake NOTIFY refused by PostgreSQL at " + where + ", dropping " + batch.size()
+                                + " keys: " + e.getMessage());
+                        continue;
+                    }
+                    // Sent again once reconnected: a broker whose listener stayed up would miss them.
+                    dirty.addAll(batch);
+                    LOG.warning("wake sender lost PostgreSQL at " + where + " (" + e.getMessage() + "); retrying in ~"
+                            + backoff + " ms");
+                    closeQuietly(conn);
+                    conn = null;
+                    pause(jittered(backoff));
+                    backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "wake sender failed a tick for " + batch.size() + " keys on " + where, e);
+                }
+            }
+        } finally {
+            closeQuietly(conn);
+        }
+    }
+
+    private List<Key> drainDirty() {
+        List<Key> batch = new ArrayList<>();
+        for (Iterator<Key> it = dirty.iterator(); it.hasNext(); ) {
+            batch.add(it.next());
+            it.remove(); // A key added again after this is sent on the next tick.
+        }
+        return batch;
+    }
+
+    /** One round trip per tick, however many payloads the keys need. */
+    private void notifyAll(Connection conn, List<String> payloads) throws SQLException {
+        if (payloads.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement ps = conn.prepareStatement(
+                "SELECT count(pg_notify('" + CHANNEL + "', p)) FROM unnest(?::text[]) AS p")) {
+            Array array = conn.createArrayOf("text", payloads.toArray());
+            ps.setArray(1, array);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+            }
+            array.free();
+        }
+        sent.addAndGet(payloads.size());
+    }
+
+    /** Payloads under the NOTIFY limit; per queue only the newest {@link WakeHub#MAX_HINTS} partitions, the rest a receiver would drop. */
+    List<String> payloads(List<Key> keys) {
+        Map<QueueOf, List<Key>> byQueue = new LinkedHashMap<>();
+        for (Key k : keys) {
+            byQueue.computeIfAbsent(new QueueOf(k.tenant(), k.queue()), q -> new ArrayList<>()).add(k);
+        }
+        String head = "{\"from\":" + quote(brokerId) + ",\"keys\":[";
+        String tail = "]}";
+        int frame = utf8Length(head) + utf8Length(tail);
+        List<String> out = new ArrayList<>();
+        StringBuilder body = new StringBuilder();
+        int bodyBytes = 0;
+        for (List<Key> queueKeys : byQueue.values()) {
+            for (Key k : queueKeys.subList(Math.max(0, queueKeys.size() - WakeHub.MAX_HINTS), queueKeys.size())) {
+                String json = keyJson(k);
+                int bytes = utf8Length(json);
+                if (frame + bytes > MAX_PAYLOAD_BYTES) {
+                    LOG.warning("wake key too long for NOTIFY, other brokers will not be woken for queue " + k.queue()
+                            + " partition " + k.partition() + " (" + bytes + " bytes)");
+                    continue;
+                }
+                int separator = body.isEmpty() ? 0 : 1;
+                if (frame + bodyBytes + separator + bytes > MAX_PAYLOAD_BYTES) {
+                    out.add(head + body + tail);
+                    body.setLength(0);
+                    bodyBytes = 0;
+                    separator = 0;
+                }
+                if (separator == 1) {
+                    body.append(',');
+                }
+                body.append(json);
+                bodyBytes += separator + bytes;
+            }
+        }
+        if (!body.isEmpty()) {
+            out.add(head + body + tail);
+        }
+        return out;
+    }
+
+    private static String keyJson(Key k) {
+        ArrayNode a = JsonNodeFactory.instance.arrayNode(3);
+        a.add(k.tenant().toString()).add(k.queue()).add(k.partition());
+        return a.toString();
+    }
+
+    private static String quote(String s) {
+        return JsonNodeFactory.instance.textNode(s).toString();
+    }
+
+    private static int utf8Length(String s) {
+        return s.getBytes(StandardCharsets.UTF_8).length;
+    }
+
+    // ---- listener ----
+
+    private void listenLoop() {
+        long backoff = BACKOFF_START_MS;
+        while (!closed) {
+            Connection conn = null;
+            try {
+                conn = connect("queen-wake-listener");
+                try (Statement st = conn.createStatement()) {
+                    st.execute("LISTEN " + CHANNEL);
+                }
+                listening = true;
+                long session = listenSessions.incrementAndGet();
+                if (session > 1) {
+                    LOG.info("wake listener reconnected to " + where);
+                }
+                // Whatever was published while we were not listening is unknown: every parked pop re-claims.
+                hub.signalAllWaiting();
+                backoff = BACKOFF_START_MS;
+                receive(conn.unwrap(PGConnection.class), conn);
+            } catch (SQLException e) {
+                if (!closed) {
+                    LOG.warning("wake listener lost PostgreSQL at " + where + " (" + e.getMessage()
+                            + "); reconnecting in ~" + backoff + " ms");
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "wake listener failed on " + where + "; reconnecting", e);
+            } finally {
+                listening = false;
+                closeQuietly(conn);
+            }
+            if (!closed) {
+                pause(jittered(backoff));
+                backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
+            }
+        }
+    }
+
+    private void receive(PGConnection pg, Connection conn) throws SQLException {
+        long lastHeard = System.nanoTime();
+        while (!closed) {
+            PGNotification[] notes = pg.getNotifications(LISTEN_POLL_MS);
+            long now = System.nanoTime();
+            if (notes != null && notes.length > 0) {
+                lastHeard = now;
+                for (PGNotification n : notes) {
+                    if (CHANNEL.equals(n.getName())) {
+                        deliver(n.getParameter());
+                    }
+                }
+            } else if (now - lastHeard > TimeUnit.MILLISECONDS.toNanos(LISTENER_PROBE_MS)) {
+                if (!conn.isValid(SOCKET_TIMEOUT_S)) {
+                    throw new SQLException("listener connection stopped answering");
+                }
+                lastHeard = now;
+            }
+        }
+    }
+
+    /** Applies one payload from another broker; a malformed one is logged and skipped. */
+    void deliver(String payload) {
+        Map<QueueOf, List<String>> wakes = new HashMap<>();
+        try {
+            JsonNode root = MAPPER.readTree(payload);
+            if (root == null || !root.path("from").isTextual() || !root.path("keys").isArray()) {
+                throw new IllegalArgumentException("expected {\"from\":...,\"keys\":[...]}");
+            }
+            if (brokerId.equals(root.get("from").asText())) {
+                return;
+            }
+            for (JsonNode key : root.get("keys")) {
+                if (!key.isArray() || key.size() != 3 || !key.get(0).isTextual() || !key.get(1).isTextual()) {
+                    throw new IllegalArgumentException("bad key " + key);
+                }
+                QueueOf queue = new QueueOf(UUID.fromString(key.get(0).asText()), key.get(1).asText());
+                JsonNode partition = key.get(2);
+                wakes.computeIfAbsent(queue, q -> new ArrayList<>()).add(partition.isNull() ? null : partition.asText());
+            }
+        } catch (Exception e) {
+            LOG.warning("skipping malformed wake notification on " + where + ": " + firstLine(e.getMessage())
+                    + "; payload=" + abbreviate(payload));
+            return;
+        }
+        received.incrementAndGet();
+        wakes.forEach((queue, partitions) -> partitions.forEach(p -> hub.signal(queue.tenant(), queue.queue(), p)));
+    }
+
+    private static String firstLine(String s) {
+        return s == null ? "" : s.lines().findFirst().orElse("");
+    }
+
+    private static String abbreviate(String s) {
+        return s == null || s.length() <= 200 ? s : s.substring(0, 200) + "...";
+    }
+
+    // ---- shared ----
+
+    private Connection connect(String purpose) throws SQLException {
+        Properties p = Database.connectionProperties(settings);
+        p.setProperty("user", settings.user());
+        p.setProperty("password", settings.password());
+        p.setProperty("ApplicationName", purpose);
+        p.setProperty("socketTimeout", Integer.toString(SOCKET_TIMEOUT_S));
+        Connection c = DriverManager.getConnection(settings.jdbcUrl(), p);
+        c.setAutoCommit(true); // NOTIFY is delivered at commit; LISTEN must not sit in an open transaction.
+        return c;
+    }
+
+    private static boolean stillUsable(Connection c) {
+        try {
+            return c.isValid(2);
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    private static long jittered(long ms) {
+        return ms / 2 + ThreadLocalRandom.current().nextLong(ms / 2 + 1);
+    }
+
+    private void pause(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            // Only close() interrupts these threads; the loop then sees closed and ends.
+        }
+    }
+
+    private static void closeQuietly(Connection c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (SQLException | RuntimeException ignored) {
+            // The connection is already broken; nothing left to release.
+        }
+    }
+
+    private void join(Thread t) {
+        try {
+            t.join(TimeUnit.SECONDS.toMillis(2));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (t.isAlive()) {
+            LOG.warning(t.getName() + " did not stop within 2 s (stuck connecting to " + where + "?)");
+        }
+    }
+
+    private static Thread daemon(String name, Runnable loop) {
+        Thread t = new Thread(() -> {
+            // The loops handle their own failures; this only keeps an unforeseen one from ending the thread.
+            while (true) {
+                try {
+                    loop.run();
+                    return;
+                } catch (RuntimeException e) {
+                    LOG.log(Level.SEVERE, name + " failed; restarting it", e);
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(BACKOFF_START_MS));
+                }
+            }
+        }, name);
+        t.setDaemon(true);
+        return t;
+    }
+}

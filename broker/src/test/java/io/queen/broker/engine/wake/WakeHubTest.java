@@ -1,0 +1,181 @@
+package io.queen.broker.engine.wake;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class WakeHubTest {
+    private static final UUID TENANT = UUID.fromString("00000000-0000-0000-0000-000000000001");
+    private static final UUID OTHER_TENANT = UUID.fromString("00000000-0000-0000-0000-000000000002");
+
+    private final WakeHub hub = new WakeHub();
+    private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+
+    /** Parks a waiter on a virtual thread; the result is whether it was woken and after how long. */
+    private record Parked(CompletableFuture<Boolean> woken, long startNanos) {
+        long elapsedMillis() {
+            return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        }
+    }
+
+    private Parked park(UUID tenant, String queue, long maxWaitMillis) {
+        long seen = hub.version(tenant, queue);
+        long start = System.nanoTime();
+        CompletableFuture<Boolean> f = CompletableFuture.supplyAsync(
+                () -> hub.awaitChange(tenant, queue, seen, maxWaitMillis), threads);
+        return new Parked(f, start);
+    }
+
+    private void awaitParked(int count) {
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(2)).until(() -> hub.waiting() == count);
+    }
+
+    @Test
+    void aSignalWakesAWaiterLongBeforeItsTimeout() throws Exception {
+        Parked p = park(TENANT, "orders", 30_000);
+        awaitParked(1);
+        hub.signal(TENANT, "orders", "p1");
+        assertTrue(p.woken().get(5, TimeUnit.SECONDS));
+        assertTrue(p.elapsedMillis() < 5_000, "took " + p.elapsedMillis() + " ms");
+        assertEquals(List.of("p1"), hub.drainHints(TENANT, "orders"));
+    }
+
+    @Test
+    void aSignalBetweenReadingTheVersionAndParkingIsNotLost() {
+        long seen = hub.version(TENANT, "orders");
+        // The push commits while the pop is still running its (empty) claim.
+        hub.signal(TENANT, "orders", "p1");
+        long start = System.nanoTime();
+        assertTrue(hub.awaitChange(TENANT, "orders", seen, 30_000));
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(1));
+        assertEquals(0, hub.waiting());
+    }
+
+    @Test
+    void noSignalMeansTimeoutAndFalse() {
+        long seen = hub.version(TENANT, "orders");
+        long start = System.nanoTime();
+        assertFalse(hub.awaitChange(TENANT, "orders", seen, 150));
+        assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(140));
+        assertEquals(0, hub.waiting());
+        assertEquals(0, hub.gates());
+    }
+
+    @Test
+    void anotherQueuesSignalDoesNotWakeIt() throws Exception {
+        Parked p = park(TENANT, "orders", 400);
+        awaitParked(1);
+        hub.signal(TENANT, "invoices", "p1");
+        assertFalse(p.woken().get(5, TimeUnit.SECONDS));
+        assertTrue(p.elapsedMillis() >= 350, "returned after " + p.elapsedMillis() + " ms");
+    }
+
+    @Test
+    void anotherTenantsQueueOfTheSameNameDoesNotWakeIt() throws Exception {
+        Parked p = park(TENANT, "orders", 400);
+        awaitParked(1);
+        hub.signal(OTHER_TENANT, "orders", "p1");
+        assertFalse(p.woken().get(5, TimeUnit.SECONDS));
+        assertTrue(p.elapsedMillis() >= 350, "returned after " + p.elapsedMillis() + " ms");
+    }
+
+    @Test
+    void theTenantGateIsWokenByAnyQueueOfItsTenantOnly() throws Exception {
+        long seen = hub.tenantVersion(TENANT);
+        CompletableFuture<Boolean> discovery = CompletableFuture.supplyAsync(
+                () -> hub.awaitTenantChange(TENANT, seen, 30_000), threads);
+        awaitParked(1);
+        hub.signal(OTHER_TENANT, "anything", "p1");
+        Thread.sleep(100);
+        assertFalse(discovery.isDone(), "another tenant's push must not wake it");
+        hub.signal(TENANT, "some-queue-nobody-waits-on", "p1");
+        assertTrue(discovery.get(5, TimeUnit.SECONDS));
+        // A push before parking counts too.
+        long seenAgain = hub.tenantVersion(TENANT);
+        hub.signal(TENANT, "another", null);
+        assertTrue(hub.awaitTenantChange(TENANT, seenAgain, 30_000));
+    }
+
+    @Test
+    void everyWaiterOfTheGateIsWoken() throws Exception {
+        List<Parked> parked = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            parked.add(park(TENANT, "orders", 30_000));
+        }
+        awaitParked(20);
+        assertEquals(1, hub.gates());
+        hub.signal(TENANT, "orders", "p1");
+        for (Parked p : parked) {
+            assertTrue(p.woken().get(5, TimeUnit.SECONDS));
+        }
+        assertEquals(0, hub.waiting());
+        assertEquals(0, hub.gates());
+    }
+
+    @Test
+    void gatesAreRemovedWhenTheirWaitersLeave() throws Exception {
+        List<CompletableFuture<Boolean>> all = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            String queue = "queue-" + i;
+            long seen = hub.version(TENANT, queue);
+            all.add(CompletableFuture.supplyAsync(() -> hub.awaitChange(TENANT, queue, seen, 30_000), threads));
+        }
+        awaitParked(10_000);
+        assertEquals(10_000, hub.gates());
+        for (int i = 0; i < 10_000; i++) {
+            hub.signal(TENANT, "queue-" + i, "p" + i);
+        }
+        for (CompletableFuture<Boolean> f : all) {
+            assertTrue(f.get(10, TimeUnit.SECONDS));
+        }
+        assertEquals(0, hub.waiting());
+        assertEquals(0, hub.gates());
+        // Signals to queues nobody waits on create nothing.
+        for (int i = 0; i < 10_000; i++) {
+            hub.signal(TENANT, "idle-" + i, "p");
+        }
+        assertEquals(0, hub.gates());
+        assertTrue(hub.leftoverHintKeys() <= 4096, "leftover hints " + hub.leftoverHintKeys());
+    }
+
+    @Test
+    void hintsSurviveTheGateAndKeepTheNewest64PartitionNames() throws Exception {
+        // Each round the woken waiter is the gate's last: its hints outlive the gate until drained.
+        for (int i = 0; i < 100; i++) {
+            Parked p = park(TENANT, "orders", 30_000);
+            awaitParked(1);
+            hub.signal(TENANT, "orders", "p" + i);
+            assertTrue(p.woken().get(5, TimeUnit.SECONDS));
+        }
+        assertEquals(0, hub.gates());
+        List<String> hints = hub.drainHints(TENANT, "orders");
+        assertEquals(WakeHub.MAX_HINTS, hints.size());
+        assertEquals("p36", hints.getFirst());
+        assertEquals("p99", hints.getLast());
+        assertEquals(List.of(), hub.drainHints(TENANT, "orders"));
+    }
+
+    @Test
+    void signalAllWaitingWakesQueueAndTenantWaiters() throws Exception {
+        Parked q = park(TENANT, "orders", 30_000);
+        long seen = hub.tenantVersion(OTHER_TENANT);
+        CompletableFuture<Boolean> t = CompletableFuture.supplyAsync(
+                () -> hub.awaitTenantChange(OTHER_TENANT, seen, 30_000), threads);
+        awaitParked(2);
+        hub.signalAllWaiting();
+        assertTrue(q.woken().get(5, TimeUnit.SECONDS));
+        assertTrue(t.get(5, TimeUnit.SECONDS));
+    }
+}

@@ -1,0 +1,177 @@
+package io.queen.broker.store;
+
+import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.engine.wake.WakeHub;
+import io.queen.broker.support.TestPostgres;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Two "brokers" (a hub and a channel each) on one database. */
+class PgWakeChannelIT {
+    private static final UUID TENANT = UUID.fromString("00000000-0000-0000-0000-0000000000aa");
+
+    private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+    private DatabaseSettings db;
+    private WakeHub hubA;
+    private WakeHub hubB;
+    private PgWakeChannel channelA;
+    private PgWakeChannel channelB;
+
+    @BeforeEach
+    void twoBrokers() {
+        db = TestPostgres.freshDatabase("wake_channel");
+        hubA = new WakeHub();
+        hubB = new WakeHub();
+        channelA = new PgWakeChannel(db, hubA, "broker-a");
+        channelB = new PgWakeChannel(db, hubB, "broker-b");
+        awaitListening(channelA, 1);
+        awaitListening(channelB, 1);
+    }
+
+    @AfterEach
+    void close() {
+        channelA.close();
+        channelB.close();
+        threads.shutdownNow();
+    }
+
+    private static void awaitListening(PgWakeChannel channel, long sessions) {
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> channel.listening() && channel.listenSessions() >= sessions);
+    }
+
+    private record Parked(CompletableFuture<Boolean> woken, long startNanos) {
+        long elapsedMillis() {
+            return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        }
+    }
+
+    private Parked parkOn(WakeHub hub, String queue) {
+        long seen = hub.version(TENANT, queue);
+        long start = System.nanoTime();
+        var woken = CompletableFuture.supplyAsync(() -> hub.awaitChange(TENANT, queue, seen, 30_000), threads);
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5)).until(() -> hub.waiting() == 1);
+        return new Parked(woken, start);
+    }
+
+    private static void assertWokenWithin5s(Parked p) throws Exception {
+        assertTrue(p.woken().get(30, TimeUnit.SECONDS), "the waiter timed out instead of being woken");
+        // A correctness bound (the wake came through the channel, not the 30 s timeout), not a benchmark.
+        assertTrue(p.elapsedMillis() < 5_000, "woken after " + p.elapsedMillis() + " ms");
+    }
+
+    @Test
+    void aPushOnOneBrokerWakesAPopParkedOnTheOther() throws Exception {
+        Parked onB = parkOn(hubB, "orders");
+        channelA.published(TENANT, "orders", "p1");
+        assertWokenWithin5s(onB);
+        assertTrue(hubB.drainHints(TENANT, "orders").contains("p1"));
+        assertTrue(channelA.notificationsSent() >= 1);
+        assertEquals(1, channelB.notificationsReceived());
+        // A broker ignores its own notifications.
+        assertEquals(0, channelA.notificationsReceived());
+    }
+
+    @Test
+    void theLocalHubIsSignalledAtOnce() throws Exception {
+        Parked onA = parkOn(hubA, "orders");
+        channelA.published(TENANT, "orders", "p1");
+        assertWokenWithin5s(onA);
+    }
+
+    @Test
+    void aBusyQueueIsCoalescedIntoFarFewerNotifications() throws Exception {
+        Parked onB = parkOn(hubB, "busy");
+        long before = channelA.notificationsSent();
+        for (int i = 0; i < 10_000; i++) {
+            channelA.published(TENANT, "busy", "p" + (i % 8));
+        }
+        assertWokenWithin5s(onB);
+        // Let the last tick go out before counting.
+        await().atMost(Duration.ofSeconds(5)).pollDelay(Duration.ofMillis(50))
+                .until(() -> channelA.notificationsSent() == channelB.notificationsReceived());
+        long sent = channelA.notificationsSent() - before;
+        assertTrue(sent > 0 && sent < 1_000, "sent " + sent + " NOTIFYs for 10000 pushes");
+    }
+
+    @Test
+    void manyPartitionsAreSplitIntoPayloadsUnderTheNotifyLimit() throws Exception {
+        Parked onB = parkOn(hubB, "wide");
+        for (int q = 0; q < 400; q++) {
+            channelA.published(TENANT, "queue-with-a-longish-name-" + q, "partition-" + q);
+        }
+        channelA.published(TENANT, "wide", "p");
+        assertWokenWithin5s(onB);
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> channelB.notificationsReceived() == channelA.notificationsSent());
+        assertTrue(channelA.notificationsSent() >= 2, "sent " + channelA.notificationsSent());
+    }
+
+    @Test
+    void aMalformedPayloadIsSkippedAndTheListenerCarriesOn() throws Exception {
+        try (Connection c = TestPostgres.connect(db); Statement st = c.createStatement()) {
+            st.execute("SELECT pg_notify('queen_wake', 'not json'), pg_notify('queen_wake', '{\"from\":\"x\",\"keys\":[[1]]}')");
+        }
+        Parked onB = parkOn(hubB, "orders");
+        channelA.published(TENANT, "orders", "p1");
+        assertWokenWithin5s(onB);
+    }
+
+    @Test
+    void bothChannelsRecoverAfterTheirConnectionsAreKilled() throws Exception {
+        // Warm the sender connections so there is something to kill on both sides.
+        channelA.published(TENANT, "warm", "p");
+        channelB.published(TENANT, "warm", "p");
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> channelA.notificationsReceived() == 1 && channelB.notificationsReceived() == 1);
+
+        long sessionsA = channelA.listenSessions();
+        long sessionsB = channelB.listenSessions();
+        assertTrue(terminateWakeConnections() >= 4, "expected sender and listener of both brokers");
+        awaitListening(channelA, sessionsA + 1);
+        awaitListening(channelB, sessionsB + 1);
+
+        // Parked after the reconnect, so only the new publish (not the reconnect's wake-all) can wake it.
+        Parked onB = parkOn(hubB, "orders");
+        channelA.published(TENANT, "orders", "p1");
+        assertWokenWithin5s(onB);
+
+        Parked onA = parkOn(hubA, "orders");
+        channelB.published(TENANT, "orders", "p2");
+        assertWokenWithin5s(onA);
+    }
+
+    @Test
+    void aListenerReconnectWakesEveryParkedPop() throws Exception {
+        Parked onB = parkOn(hubB, "quiet");
+        long sessionsB = channelB.listenSessions();
+        terminateWakeConnections();
+        awaitListening(channelB, sessionsB + 1);
+        assertWokenWithin5s(onB);
+    }
+
+    private int terminateWakeConnections() throws SQLException {
+        try (Connection admin = TestPostgres.admin(); Statement st = admin.createStatement();
+             ResultSet rs = st.executeQuery("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
+                     + " WHERE datname = '" + db.database() + "' AND application_name LIKE 'queen-wake-%'")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package io.queen.broker.support;
+
+import io.queen.broker.Broker;
+import io.queen.broker.config.BrokerSettings;
+import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.config.Env;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.Map;
+
+/** Starts real brokers over real HTTP on a fresh database of the test PostgreSQL. */
+public final class BrokerFixture {
+    private BrokerFixture() {
+    }
+
+    public static Broker start(DatabaseSettings db, Map<String, String> extraEnv) {
+        Map<String, String> env = new HashMap<>(extraEnv);
+        env.put("PG_HOST", db.host());
+        env.putIfAbsent("PORT", "0");
+        env.putIfAbsent("DB_POOL_SIZE", "16");
+        return Broker.start(BrokerSettings.from(new Env(env)).withDatabase(db));
+    }
+
+    /** Runs SQL against the broker's database, e.g. to set a queue option the test needs. */
+    public static void sql(DatabaseSettings db, String statement) {
+        try (Connection c = TestPostgres.connect(db); Statement st = c.createStatement()) {
+            st.execute(statement);
+        } catch (SQLException e) {
+            throw new IllegalStateException(statement, e);
+        }
+    }
+}
