@@ -8,6 +8,7 @@ import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
+import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.http.DataHttpService;
@@ -15,6 +16,7 @@ import io.queen.broker.http.ErrorMapping;
 import io.queen.broker.http.HealthHttpService;
 import io.queen.broker.http.Json;
 import io.queen.broker.http.Tenancy;
+import io.queen.broker.http.TransactionHttpService;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
 import io.queen.broker.store.PgWakeChannel;
@@ -94,13 +96,15 @@ public final class Broker implements AutoCloseable {
 
     /** The engine services of one broker, wired explicitly. */
     record Services(Database database, PushService push, PopService pop, AckService ack,
-                    DataHttpService.PopDefaults popDefaults) {
+                    TransactionService transactions, DataHttpService.PopDefaults popDefaults) {
         static Services create(BrokerSettings settings, Database database, WakeHub hub, PgWakeChannel channel) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
-            return new Services(database,
-                    new PushService(database, cipher, channel::published, settings.engine().zstdLevel()),
+            PushService push = new PushService(database, cipher, channel::published, settings.engine().zstdLevel());
+            AckService ack = new AckService(database);
+            return new Services(database, push,
                     new PopService(database, cipher, hub),
-                    new AckService(database),
+                    ack,
+                    new TransactionService(database, push, ack, channel::published),
                     new DataHttpService.PopDefaults(settings.engine().popDefaultTimeoutMs(),
                             settings.engine().defaultSubscriptionMode()));
         }
@@ -111,6 +115,7 @@ public final class Broker implements AutoCloseable {
         Tenancy tenancy = new Tenancy();
         routing.register(new HealthHttpService(s.database()));
         routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults()));
+        routing.register("/api/v1", new TransactionHttpService(s.transactions(), tenancy));
         routing.any("/api/*", (req, res) ->
                 Json.send(res, Status.NOT_FOUND_404, Json.object().put("error", "Not Found").put("code", "no_such_route")));
     }

@@ -66,16 +66,26 @@ public final class AckService {
         return List.of(results);
     }
 
-    /** Resolves and applies one group inside the caller's transaction. */
+    /** Resolves and applies one group inside the caller's transaction, validating the items' own lease id. */
     List<Result> ackGroup(Connection c, UUID tenant, String group, List<Item> items, List<Integer> idx)
             throws SQLException {
+        return ackGroup(c, tenant, group, items, idx, false);
+    }
+
+    /**
+     * @param requireLiveLease with no lease id on the items, still demand a live lease and bound the
+     *                         ack by its batch (the transaction route's "current holder" resolution)
+     */
+    List<Result> ackGroup(Connection c, UUID tenant, String group, List<Item> items, List<Integer> idx,
+                          boolean requireLiveLease) throws SQLException {
         Item first = items.get(idx.get(0));
         List<String> txns = idx.stream().map(i -> items.get(i).transactionId()).toList();
         LogStore.AckState s = LogStore.resolveAck(c, first.partitionId(), group, TxnHash.concat(txns), tenant);
         String leaseId = first.leaseId() == null ? "" : first.leaseId();
+        boolean leased = !leaseId.isEmpty() || requireLiveLease;
         String groupError = !s.consumerFound() ? CONSUMER_NOT_FOUND
                 : !s.tenantOk() ? FOREIGN_PARTITION
-                : !leaseId.isEmpty() && (!s.leaseLive() || !leaseId.equals(s.workerId())) ? INVALID_LEASE
+                : leased && (!s.leaseLive() || (!leaseId.isEmpty() && !leaseId.equals(s.workerId()))) ? INVALID_LEASE
                 : null;
         List<Result> out = new ArrayList<>(idx.size());
         if (groupError != null) {
@@ -91,7 +101,7 @@ public final class AckService {
                     Boolean.TRUE.equals(s.belowCursor()[k]), it.error()));
         }
         Long liveBatchEnd = s.leaseLive() ? s.batchEnd() : null;
-        long upper = leaseId.isEmpty() ? s.lastOffset() : s.batchEnd();
+        long upper = leased ? s.batchEnd() : s.lastOffset();
         AckDecision.Plan plan = AckDecision.decide(s.committed(), upper, liveBatchEnd, s.batchRetryCount(),
                 s.retryLimit(), s.dlqEnabled(), decisionItems);
         LogStore.applyAck(c, first.partitionId(), group, plan.committed(), plan.release(), plan.retry());

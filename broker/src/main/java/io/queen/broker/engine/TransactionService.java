@@ -1,0 +1,142 @@
+package io.queen.broker.engine;
+
+import io.queen.broker.engine.segment.UuidV7;
+import io.queen.broker.store.Database;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * {@code POST /transaction}: pushes and acks in one PostgreSQL transaction, all or nothing. Lock
+ * order is seed 000's: provisioning (names ascending), all push partitions locked ascending by id,
+ * the pushes, then the acks in (partition_id, consumer_group) order. A duplicate push inside the
+ * dedup window or an ack that cannot be applied rolls everything back. KV and timer riders belong
+ * to capabilities this broker does not have yet and are refused, never ignored.
+ */
+public final class TransactionService {
+    public sealed interface Op permits PushOp, AckOp {
+        int index();
+    }
+
+    public record PushOp(int index, PushService.Item item) implements Op {
+    }
+
+    public record AckOp(int index, AckService.Item item, String consumerGroup) implements Op {
+    }
+
+    public record OpResult(int index, String type, String transactionId, UUID messageId, String queueName,
+                           boolean duplicate, boolean dlq) {
+    }
+
+    public record Outcome(String transactionId, boolean success, String error, String reason, List<OpResult> results) {
+    }
+
+    private final Database database;
+    private final PushService push;
+    private final AckService ack;
+    private final CommitListener listener;
+
+    public TransactionService(Database database, PushService push, AckService ack, CommitListener listener) {
+        this.database = database;
+        this.push = push;
+        this.ack = ack;
+        this.listener = listener;
+    }
+
+    public Outcome execute(UUID tenant, List<Op> ops, List<String> requiredLeases) throws SQLException {
+        String txId = UuidV7.next().toString();
+        List<PushOp> pushOps = new ArrayList<>();
+        List<AckOp> ackOps = new ArrayList<>();
+        for (Op op : ops) {
+            if (op instanceof PushOp p) {
+                pushOps.add(p);
+            } else if (op instanceof AckOp a) {
+                ackOps.add(a);
+            }
+        }
+        boolean anyLeaseInfo = !requiredLeases.isEmpty()
+                || ackOps.stream().anyMatch(a -> !a.item().leaseId().isEmpty());
+
+        List<PushService.Item> items = pushOps.stream().map(PushOp::item).toList();
+        UUID[] ids = new UUID[items.size()];
+        String[] txns = new String[items.size()];
+        PushService.Result[] pushed = new PushService.Result[items.size()];
+        Map<Integer, Integer> followerOf = new HashMap<>();
+        List<PushService.Group> groups = push.group(items, ids, txns, followerOf);
+        OpResult[] results = new OpResult[ops.size()];
+
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(false);
+            try {
+                if (!groups.isEmpty()) {
+                    push.provision(c, tenant, groups);
+                    push.write(c, groups, items, ids, txns, pushed, true);
+                }
+                String rejection = applyAcks(c, tenant, ackOps, anyLeaseInfo, results);
+                if (rejection != null) {
+                    c.rollback();
+                    return new Outcome(txId, false, rejection, "ack_rejected", List.of());
+                }
+                c.commit();
+            } catch (PushService.DuplicateInTransactionException e) {
+                c.rollback();
+                return new Outcome(txId, false, e.getMessage(), "duplicate", List.of());
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
+            }
+        }
+        for (PushService.Group g : groups) {
+            listener.committed(tenant, g.queue, g.partition);
+        }
+        for (int k = 0; k < pushOps.size(); k++) {
+            PushOp op = pushOps.get(k);
+            Integer leader = followerOf.get(k);
+            PushService.Result r = pushed[leader == null ? k : leader];
+            results[op.index()] = new OpResult(op.index(), "push", txns[k], r.messageId(), op.item().queue(),
+                    leader != null, false);
+        }
+        return new Outcome(txId, true, null, null, List.of(results));
+    }
+
+    /** Applies the acks in (partition_id, group) order; returns the rejection text, or null when all applied. */
+    private String applyAcks(Connection c, UUID tenant, List<AckOp> ackOps, boolean anyLeaseInfo, OpResult[] results)
+            throws SQLException {
+        Map<String, List<AckOp>> byKey = new TreeMap<>(Comparator.naturalOrder());
+        for (AckOp a : ackOps) {
+            byKey.computeIfAbsent(a.item().partitionId() + "\u0000" + a.consumerGroup(), k -> new ArrayList<>()).add(a);
+        }
+        for (List<AckOp> groupOps : byKey.values()) {
+            String group = groupOps.get(0).consumerGroup();
+            String lease = groupOps.stream().map(a -> a.item().leaseId()).filter(l -> !l.isEmpty()).findFirst().orElse("");
+            List<AckService.Item> items = new ArrayList<>();
+            List<Integer> idx = new ArrayList<>();
+            for (AckOp a : groupOps) {
+                AckService.Item it = a.item();
+                idx.add(items.size());
+                items.add(new AckService.Item(it.transactionId(), it.partitionId(), it.status(), lease, it.error()));
+            }
+            List<AckService.Result> res = ack.ackGroup(c, tenant, group, items, idx, lease.isEmpty() && anyLeaseInfo);
+            for (int k = 0; k < res.size(); k++) {
+                AckService.Result r = res.get(k);
+                if (!r.success()) {
+                    return r.error().startsWith("unresolvable")
+                            ? "QTXN ack references unknown transactionId; transaction rolled back"
+                            : r.error();
+                }
+                AckOp op = groupOps.get(k);
+                results[op.index()] = new OpResult(op.index(), "ack", r.transactionId(), null, null, false, r.dlq());
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,72 @@
+package io.queen.broker.http;
+
+import io.queen.broker.Broker;
+import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.HttpProbe;
+import io.queen.broker.support.HttpProbe.Reply;
+import io.queen.broker.support.TestPostgres;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Brokers sharing one database, and a database that goes away mid-traffic. */
+class MultiBrokerIT {
+
+    @Test
+    void aPopParkedOnOneBrokerIsWokenByAPushOnAnother() throws Exception {
+        DatabaseSettings db = TestPostgres.freshDatabase("two_brokers");
+        try (Broker a = BrokerFixture.start(db, Map.of()); Broker b = BrokerFixture.start(db, Map.of())) {
+            HttpProbe onA = new HttpProbe(a.port());
+            HttpProbe onB = new HttpProbe(b.port());
+            CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
+                    () -> onA.get("/api/v1/pop/queue/shared?wait=true&timeout=25000"));
+            Thread.sleep(700);
+            assertFalse(parked.isDone());
+            long start = System.nanoTime();
+            assertEquals(201, onB.post("/api/v1/push", "{\"items\":[{\"queue\":\"shared\",\"payload\":\"hi\"}]}").status());
+            Reply r = parked.get(25, TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(200, r.status());
+            assertEquals("hi", r.json().get("messages").get(0).get("data").asText());
+            // Without a cross-broker wake the pop would only see it at its next idle re-check (1 s).
+            assertTrue(ms < 5_000, "woken after " + ms + " ms");
+        }
+    }
+
+    @Test
+    void aDatabaseOutageAnswers5xxAndTheBrokerRecoversByItself() throws Exception {
+        DatabaseSettings db = TestPostgres.freshDatabase("outage");
+        try (Broker broker = BrokerFixture.start(db, Map.of())) {
+            HttpProbe http = new HttpProbe(broker.port());
+            String push = "{\"items\":[{\"queue\":\"outage\",\"payload\":1}]}";
+            assertEquals(201, http.post("/api/v1/push", push).status());
+            try (Connection admin = TestPostgres.admin(); Statement st = admin.createStatement()) {
+                st.execute("ALTER DATABASE " + db.database() + " ALLOW_CONNECTIONS false");
+                st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db.database() + "'");
+            }
+            Reply during = http.post("/api/v1/push", push);
+            assertTrue(during.status() >= 500, "a push during the outage is not a silent success: " + during.status());
+            assertTrue(during.json().has("error"));
+            Reply popDuring = http.get("/api/v1/pop/queue/outage");
+            assertTrue(popDuring.status() >= 500, "status " + popDuring.status());
+            try (Connection admin = TestPostgres.admin(); Statement st = admin.createStatement()) {
+                st.execute("ALTER DATABASE " + db.database() + " ALLOW_CONNECTIONS true");
+            }
+            Awaitility.await().atMost(30, TimeUnit.SECONDS)
+                    .until(() -> http.post("/api/v1/push", push).status() == 201);
+            Reply r = http.get("/api/v1/pop/queue/outage?batch=10");
+            assertEquals(200, r.status());
+            assertTrue(r.json().get("messages").size() >= 2, "the messages of before and after the outage");
+        }
+    }
+}
