@@ -69,7 +69,7 @@ LANGUAGE sql AS $$
 $$;
 
 -- Appends one segment of p_count frames. With p_probe and a positive dedup
--- window, any incoming hash already stored in this partition inside the window
+-- window (p_dedup_window_seconds, or the queue's when NULL), any incoming hash already stored in this partition inside the window
 -- makes the whole segment a duplicate: nothing is written and the original
 -- offsets are returned ({"status":"duplicate","dups":[{"i":idx,"off":offset}]}),
 -- for the broker to report and to re-push the rest. Otherwise:
@@ -86,6 +86,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_last bigint;
     v_txns_start bigint;
+    v_window integer;
     v_now timestamptz;
     v_dups jsonb;
 BEGIN
@@ -93,21 +94,24 @@ BEGIN
         RAISE EXCEPTION 'log_push_one_v1: % frames but % hash bytes', p_count, length(p_hashes)
             USING ERRCODE = '22023';
     END IF;
-    SELECT lp.last_offset, lp.txns_start INTO v_last, v_txns_start
-    FROM queen.log_partitions lp WHERE lp.id = p_partition_id
-    FOR UPDATE;
+    SELECT lp.last_offset, lp.txns_start, q.dedup_window_seconds INTO v_last, v_txns_start, v_window
+    FROM queen.log_partitions lp JOIN queen.queues q ON q.id = lp.queue_id
+    WHERE lp.id = p_partition_id
+    FOR UPDATE OF lp;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'partition % not found', p_partition_id USING ERRCODE = 'P0002';
     END IF;
+    -- NULL = the queue's current setting, read under the lock (the broker's cache may be stale).
+    v_window := COALESCE(p_dedup_window_seconds, v_window);
 
-    IF p_probe AND p_dedup_window_seconds > 0 THEN
+    IF p_probe AND v_window > 0 THEN
         SELECT jsonb_agg(jsonb_build_object('i', d.idx, 'off', d.off) ORDER BY d.idx) INTO v_dups
         FROM (
             SELECT n.idx, min(w.base_offset + o.idx) AS off
             FROM queen.log_unnest_hashes(p_hashes) n
             JOIN queen.log_txns w
               ON w.partition_id = p_partition_id
-             AND w.created_at >= now() - make_interval(secs => p_dedup_window_seconds)
+             AND w.created_at >= now() - make_interval(secs => v_window)
              AND w.end_offset >= v_txns_start
             CROSS JOIN LATERAL queen.log_unnest_hashes(w.hashes) o
             WHERE o.hash = n.hash

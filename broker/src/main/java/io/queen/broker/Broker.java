@@ -8,6 +8,7 @@ import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
+import io.queen.broker.engine.QueueCatalog;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.wake.WakeHub;
@@ -99,10 +100,12 @@ public final class Broker implements AutoCloseable {
                     TransactionService transactions, DataHttpService.PopDefaults popDefaults) {
         static Services create(BrokerSettings settings, Database database, WakeHub hub, PgWakeChannel channel) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
-            PushService push = new PushService(database, cipher, channel::published, settings.engine().zstdLevel());
+            QueueCatalog catalog = new QueueCatalog();
+            PushService push = new PushService(database, catalog, cipher, channel::published,
+                    settings.engine().zstdLevel());
             AckService ack = new AckService(database);
             return new Services(database, push,
-                    new PopService(database, cipher, hub),
+                    new PopService(database, catalog, cipher, hub),
                     ack,
                     new TransactionService(database, push, ack, channel::published),
                     new DataHttpService.PopDefaults(settings.engine().popDefaultTimeoutMs(),

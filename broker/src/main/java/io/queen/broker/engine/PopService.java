@@ -58,12 +58,14 @@ public final class PopService {
     }
 
     private final Database database;
+    private final QueueCatalog catalog;
     private final PayloadCipher cipher;
     private final WakeHub wake;
     private final Set<String> registeredGroups = ConcurrentHashMap.newKeySet();
 
-    public PopService(Database database, PayloadCipher cipher, WakeHub wake) {
+    public PopService(Database database, QueueCatalog catalog, PayloadCipher cipher, WakeHub wake) {
         this.database = database;
+        this.catalog = catalog;
         this.cipher = cipher;
         this.wake = wake;
     }
@@ -105,7 +107,7 @@ public final class PopService {
                     }
                 }
             } else {
-                LogStore.Provisioned q = LogStore.provision(c, r.tenant(), r.queue(), null);
+                LogStore.Provisioned q = catalog.resolve(c, r.tenant(), r.queue(), null);
                 if (r.partition() != null) {
                     UUID pid = LogStore.partitionId(c, q.queueId(), r.partition());
                     if (pid != null) {

@@ -19,14 +19,16 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * {@code POST /push}: items are grouped by (queue, partition); each group becomes one segment.
- * Queues and partitions are provisioned first (own short transactions, name order), then every
- * group is written in one transaction with the partitions locked in ascending id order. A segment
- * that the dedup probe rejects is reported item by item and the remaining items are re-packed and
- * pushed again, so the per-item outcome is exact.
+ * {@code POST /push}: items are grouped by (queue, partition) and provisioned (names ascending,
+ * cached), then handed to {@link PushFusion}, which merges concurrent requests to one partition
+ * into one segment and bundles partitions into one transaction with the rows locked in ascending
+ * id order. The dedup probe rejects a whole segment; the rejected items are reported as duplicates
+ * of the originals and the rest are re-packed and pushed again, so each item's outcome is exact.
  */
 public final class PushService {
     public static final UUID ZERO_UUID = new UUID(0, 0);
+    /** log_push_one_v1 raises this when the partition row no longer exists. */
+    static final String PARTITION_MISSING = "P0002";
 
     public record Item(String queue, String partition, byte[] payload, String transactionId, UUID traceId) {
     }
@@ -41,23 +43,26 @@ public final class PushService {
         }
     }
 
-    private final Database database;
-    private final PayloadCipher cipher;
-    private final CommitListener listener;
-    private final int zstdLevel;
+    /** One message to write, and where its outcome lands. */
+    static final class Slot {
+        final Item item;
+        final UUID id;
+        final String txn;
+        UUID resultId;
+        String status;
 
-    public PushService(Database database, PayloadCipher cipher, CommitListener listener, int zstdLevel) {
-        this.database = database;
-        this.cipher = cipher;
-        this.listener = listener;
-        this.zstdLevel = zstdLevel;
+        Slot(Item item, UUID id, String txn) {
+            this.item = item;
+            this.id = id;
+            this.txn = txn;
+        }
     }
 
-    /** One (queue, partition) group of a request. */
+    /** One (queue, partition) group of a request: its leading slots (first of each transaction id). */
     static final class Group {
         final String queue;
         final String partition;
-        final List<Integer> leaders = new ArrayList<>();
+        final List<Slot> slots = new ArrayList<>();
         LogStore.Provisioned provisioned;
 
         Group(String queue, String partition) {
@@ -66,118 +71,200 @@ public final class PushService {
         }
     }
 
+    /** A request split into groups, with its in-request repeats (follower index to leader slot). */
+    static final class Plan {
+        final List<Group> groups;
+        final Slot[] slotOfIndex;
+        final Map<Integer, Slot> followers;
+
+        Plan(List<Group> groups, Slot[] slotOfIndex, Map<Integer, Slot> followers) {
+            this.groups = groups;
+            this.slotOfIndex = slotOfIndex;
+            this.followers = followers;
+        }
+    }
+
+    private final Database database;
+    private final QueueCatalog catalog;
+    private final PayloadCipher cipher;
+    private final CommitListener listener;
+    private final int zstdLevel;
+    private final PushFusion fusion;
+
+    public PushService(Database database, QueueCatalog catalog, PayloadCipher cipher, CommitListener listener,
+                       int zstdLevel) {
+        this.database = database;
+        this.catalog = catalog;
+        this.cipher = cipher;
+        this.listener = listener;
+        this.zstdLevel = zstdLevel;
+        this.fusion = new PushFusion(database, this);
+    }
+
     public List<Result> push(UUID tenant, List<Item> items) throws SQLException {
-        Result[] results = new Result[items.size()];
-        UUID[] ids = new UUID[items.size()];
-        String[] txns = new String[items.size()];
-        Map<Integer, Integer> followerOf = new HashMap<>();
-        List<Group> groups = group(items, ids, txns, followerOf);
-        if (groups.isEmpty()) {
+        Plan plan = plan(items);
+        if (plan.groups.isEmpty()) {
             return List.of();
         }
-        try (Connection c = database.connection()) {
-            c.setAutoCommit(true);
-            provision(c, tenant, groups);
-            c.setAutoCommit(false);
+        for (int attempt = 1; ; attempt++) {
+            provisionCached(tenant, plan.groups);
             try {
-                write(c, groups, items, ids, txns, results, false);
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
+                fusion.write(plan.groups);
+                break;
+            } catch (SQLException e) {
+                if (attempt == 1 && PARTITION_MISSING.equals(e.getSQLState())) {
+                    // A cached partition was cleaned up meanwhile: forget it and provision again.
+                    plan.groups.forEach(g -> catalog.evict(tenant, g.queue));
+                    plan.groups.forEach(g -> g.slots.forEach(s -> s.status = null));
+                    continue;
+                }
                 throw e;
-            } catch (DuplicateInTransactionException e) {
-                throw new IllegalStateException("unreachable: duplicates are reported on the push route", e);
-            } finally {
-                c.setAutoCommit(true);
             }
         }
-        for (Group g : groups) {
+        for (Group g : plan.groups) {
             listener.committed(tenant, g.queue, g.partition);
         }
-        followerOf.forEach((follower, leader) -> {
-            Result lead = results[leader];
-            String status = "queued".equals(lead.status()) ? "duplicate" : lead.status();
-            results[follower] = new Result(follower, lead.messageId(), txns[follower], items.get(follower).queue(), status);
-        });
+        Result[] results = new Result[items.size()];
+        for (int i = 0; i < items.size(); i++) {
+            Slot s = plan.slotOfIndex[i];
+            Slot leader = plan.followers.get(i);
+            if (leader == null) {
+                results[i] = new Result(i, s.resultId, s.txn, s.item.queue(), s.status);
+            } else {
+                String status = "queued".equals(leader.status) ? "duplicate" : leader.status;
+                results[i] = new Result(i, leader.resultId, leader.txn, items.get(i).queue(), status);
+            }
+        }
         return List.of(results);
     }
 
-    /**
-     * Writes the groups inside the caller's transaction (the transaction route reuses this). With
-     * {@code failOnDuplicate} a stored duplicate aborts instead of being reported.
-     */
-    void write(Connection c, List<Group> groups, List<Item> items, UUID[] ids, String[] txns, Result[] results,
-               boolean failOnDuplicate) throws SQLException, DuplicateInTransactionException {
-        List<Group> ordered = new ArrayList<>(groups);
-        ordered.sort(Comparator.comparing(g -> g.provisioned.partitionId()));
-        LogStore.lockPartitions(c, ordered.stream().map(g -> g.provisioned.partitionId()).toList());
-        for (Group g : ordered) {
-            List<Integer> pending = new ArrayList<>(g.leaders);
-            boolean probe = g.provisioned.dedupWindowSeconds() > 0
-                    && pending.stream().anyMatch(i -> items.get(i).transactionId() != null);
-            while (!pending.isEmpty()) {
-                List<Frame> frames = new ArrayList<>(pending.size());
-                List<String> pendingTxns = new ArrayList<>(pending.size());
-                for (int i : pending) {
-                    frames.add(frame(items.get(i), ids[i], txns[i], g.provisioned.encryptionEnabled()));
-                    pendingTxns.add(txns[i]);
-                }
-                LogStore.PushVerdict v = LogStore.pushOne(c, g.provisioned.partitionId(), frames.size(),
-                        SegmentCodec.encode(frames, zstdLevel), TxnHash.concat(pendingTxns),
-                        g.provisioned.dedupWindowSeconds(), probe);
-                if (v.queued()) {
-                    for (int i : pending) {
-                        results[i] = new Result(i, ids[i], txns[i], g.queue, "queued");
-                    }
-                    break;
-                }
-                if (failOnDuplicate) {
-                    int first = pending.get((int) v.duplicates().get(0)[0]);
-                    throw new DuplicateInTransactionException("QDUP transactionId " + txns[first]
-                            + " already pushed to " + g.queue + "/" + g.partition + " inside the dedup window");
-                }
-                List<Integer> rest = new ArrayList<>(pending);
-                for (long[] dup : v.duplicates()) {
-                    int i = pending.get((int) dup[0]);
-                    results[i] = new Result(i, originalId(c, g.provisioned.partitionId(), dup[1]), txns[i], g.queue,
-                            "duplicate");
-                    rest.remove(Integer.valueOf(i));
-                }
-                pending = rest;
-            }
-        }
-    }
-
-    List<Group> group(List<Item> items, UUID[] ids, String[] txns, Map<Integer, Integer> followerOf) {
+    /** Mints ids, defaults transaction ids, groups by (queue, partition) and finds in-request repeats. */
+    Plan plan(List<Item> items) {
         Map<String, Group> groups = new LinkedHashMap<>();
-        Map<String, Integer> leaderByKey = new HashMap<>();
+        Map<String, Slot> leaderByKey = new HashMap<>();
+        Slot[] slotOfIndex = new Slot[items.size()];
+        Map<Integer, Slot> followers = new HashMap<>();
         for (int i = 0; i < items.size(); i++) {
             Item item = items.get(i);
-            ids[i] = UuidV7.next();
-            txns[i] = item.transactionId() != null ? item.transactionId() : ids[i].toString();
+            UUID id = UuidV7.next();
+            String txn = item.transactionId() != null ? item.transactionId() : id.toString();
             String groupKey = item.queue() + '\u0000' + item.partition();
             Group g = groups.computeIfAbsent(groupKey, k -> new Group(item.queue(), item.partition()));
-            Integer leader = leaderByKey.putIfAbsent(groupKey + '\u0000' + txns[i], i);
+            Slot slot = new Slot(item, id, txn);
+            slotOfIndex[i] = slot;
+            Slot leader = leaderByKey.putIfAbsent(groupKey + '\u0000' + txn, slot);
             if (leader == null) {
-                g.leaders.add(i);
+                g.slots.add(slot);
             } else {
-                followerOf.put(i, leader);
+                followers.put(i, leader);
             }
         }
-        return new ArrayList<>(groups.values());
+        return new Plan(new ArrayList<>(groups.values()), slotOfIndex, followers);
     }
 
-    /** Provisioning inserts take names in ascending order (seed 000). */
-    void provision(Connection c, UUID tenant, List<Group> groups) throws SQLException {
+    private void provisionCached(UUID tenant, List<Group> groups) throws SQLException {
+        List<Group> missing = new ArrayList<>();
+        for (Group g : groups) {
+            g.provisioned = catalog.cached(tenant, g.queue, g.partition);
+            if (g.provisioned == null) {
+                missing.add(g);
+            }
+        }
+        if (!missing.isEmpty()) {
+            try (Connection c = database.connection()) {
+                c.setAutoCommit(true);
+                provision(c, tenant, missing, true);
+            }
+        }
+    }
+
+    /**
+     * Provisioning inserts take names in ascending order (seed 000).
+     *
+     * @param cached false inside a caller's transaction: a row created there may still roll back, so
+     *               it must not enter the shared cache
+     */
+    void provision(Connection c, UUID tenant, List<Group> groups, boolean cached) throws SQLException {
         List<Group> byName = new ArrayList<>(groups);
         byName.sort(Comparator.<Group, String>comparing(g -> g.queue).thenComparing(g -> g.partition));
         for (Group g : byName) {
-            g.provisioned = LogStore.provision(c, tenant, g.queue, g.partition);
+            g.provisioned = cached ? catalog.resolve(c, tenant, g.queue, g.partition)
+                    : LogStore.provision(c, tenant, g.queue, g.partition);
         }
     }
 
-    private Frame frame(Item item, UUID id, String txn, boolean encrypt) {
-        byte[] payload = item.payload();
+    /**
+     * Writes partitions inside the caller's transaction: locks them ascending by id (when more than
+     * one), then one segment each. Slots repeating a transaction id already in the same partition's
+     * list are reported as duplicates of the first. With {@code failOnDuplicate} a stored duplicate
+     * aborts instead of being reported (the transaction route).
+     */
+    void writePartitions(Connection c, Map<UUID, List<Slot>> byPartition, Map<UUID, Boolean> encrypt,
+                         boolean failOnDuplicate) throws SQLException, DuplicateInTransactionException {
+        List<UUID> ids = new ArrayList<>(byPartition.keySet());
+        ids.sort(Comparator.naturalOrder());
+        if (ids.size() > 1) {
+            // One partition needs no pre-lock: log_push_one_v1 takes its row lock itself.
+            LogStore.lockPartitions(c, ids);
+        }
+        for (UUID pid : ids) {
+            writePartition(c, pid, byPartition.get(pid), encrypt.get(pid), failOnDuplicate);
+        }
+    }
+
+    private void writePartition(Connection c, UUID partitionId, List<Slot> slots, boolean encrypt,
+                                boolean failOnDuplicate) throws SQLException, DuplicateInTransactionException {
+        Map<String, Slot> firstByTxn = new HashMap<>();
+        Map<Slot, Slot> repeats = new LinkedHashMap<>();
+        List<Slot> pending = new ArrayList<>(slots.size());
+        for (Slot s : slots) {
+            Slot first = firstByTxn.putIfAbsent(s.txn, s);
+            if (first == null) {
+                pending.add(s);
+            } else {
+                repeats.put(s, first);
+            }
+        }
+        // Broker-minted transaction ids are fresh UUIDv7s and cannot collide: only client ids need the probe.
+        boolean probe = pending.stream().anyMatch(s -> s.item.transactionId() != null);
+        while (!pending.isEmpty()) {
+            List<Frame> frames = new ArrayList<>(pending.size());
+            List<String> txns = new ArrayList<>(pending.size());
+            for (Slot s : pending) {
+                frames.add(frame(s, encrypt));
+                txns.add(s.txn);
+            }
+            LogStore.PushVerdict v = LogStore.pushOne(c, partitionId, frames.size(),
+                    SegmentCodec.encode(frames, zstdLevel), TxnHash.concat(txns), null, probe);
+            if (v.queued()) {
+                for (Slot s : pending) {
+                    s.resultId = s.id;
+                    s.status = "queued";
+                }
+                break;
+            }
+            if (failOnDuplicate) {
+                Slot first = pending.get((int) v.duplicates().get(0)[0]);
+                throw new DuplicateInTransactionException("QDUP transactionId " + first.txn + " already pushed to "
+                        + first.item.queue() + "/" + first.item.partition() + " inside the dedup window");
+            }
+            List<Slot> rest = new ArrayList<>(pending);
+            for (long[] dup : v.duplicates()) {
+                Slot s = pending.get((int) dup[0]);
+                s.resultId = originalId(c, partitionId, dup[1]);
+                s.status = "duplicate";
+                rest.remove(s);
+            }
+            pending = rest;
+        }
+        repeats.forEach((repeat, first) -> {
+            repeat.resultId = first.resultId;
+            repeat.status = "duplicate";
+        });
+    }
+
+    private Frame frame(Slot s, boolean encrypt) {
+        byte[] payload = s.item.payload();
         boolean encrypted = false;
         if (encrypt && cipher.isEnabled()) {
             try {
@@ -185,10 +272,10 @@ public final class PushService {
                 encrypted = true;
             } catch (RuntimeException e) {
                 // The reference stores plaintext rather than fail the push.
-                payload = item.payload();
+                payload = s.item.payload();
             }
         }
-        return new Frame(id, item.traceId(), txn, null, payload, encrypted);
+        return new Frame(s.id, s.item.traceId(), s.txn, null, payload, encrypted);
     }
 
     /** The message id stored at an offset, or the zero UUID when retention has removed it. */
@@ -198,5 +285,14 @@ public final class PushService {
             return ZERO_UUID;
         }
         return SegmentCodec.decode(s.blob(), (int) (offset - s.baseOffset()), 1).get(0).messageId();
+    }
+
+    /** Slots of the groups by partition id, and each partition's encryption flag. */
+    static void collect(List<Group> groups, Map<UUID, List<Slot>> byPartition, Map<UUID, Boolean> encrypt) {
+        for (Group g : groups) {
+            UUID pid = g.provisioned.partitionId();
+            byPartition.computeIfAbsent(pid, k -> new ArrayList<>()).addAll(g.slots);
+            encrypt.put(pid, g.provisioned.encryptionEnabled());
+        }
     }
 }

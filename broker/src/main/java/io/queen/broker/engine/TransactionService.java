@@ -65,19 +65,19 @@ public final class TransactionService {
                 || ackOps.stream().anyMatch(a -> !a.item().leaseId().isEmpty());
 
         List<PushService.Item> items = pushOps.stream().map(PushOp::item).toList();
-        UUID[] ids = new UUID[items.size()];
-        String[] txns = new String[items.size()];
-        PushService.Result[] pushed = new PushService.Result[items.size()];
-        Map<Integer, Integer> followerOf = new HashMap<>();
-        List<PushService.Group> groups = push.group(items, ids, txns, followerOf);
+        PushService.Plan plan = push.plan(items);
+        List<PushService.Group> groups = plan.groups;
         OpResult[] results = new OpResult[ops.size()];
 
         try (Connection c = database.connection()) {
             c.setAutoCommit(false);
             try {
                 if (!groups.isEmpty()) {
-                    push.provision(c, tenant, groups);
-                    push.write(c, groups, items, ids, txns, pushed, true);
+                    push.provision(c, tenant, groups, false);
+                    Map<UUID, List<PushService.Slot>> byPartition = new HashMap<>();
+                    Map<UUID, Boolean> encrypt = new HashMap<>();
+                    PushService.collect(groups, byPartition, encrypt);
+                    push.writePartitions(c, byPartition, encrypt, true);
                 }
                 String rejection = applyAcks(c, tenant, ackOps, anyLeaseInfo, results);
                 if (rejection != null) {
@@ -100,9 +100,9 @@ public final class TransactionService {
         }
         for (int k = 0; k < pushOps.size(); k++) {
             PushOp op = pushOps.get(k);
-            Integer leader = followerOf.get(k);
-            PushService.Result r = pushed[leader == null ? k : leader];
-            results[op.index()] = new OpResult(op.index(), "push", txns[k], r.messageId(), op.item().queue(),
+            PushService.Slot leader = plan.followers.get(k);
+            PushService.Slot slot = leader == null ? plan.slotOfIndex[k] : leader;
+            results[op.index()] = new OpResult(op.index(), "push", slot.txn, slot.resultId, op.item().queue(),
                     leader != null, false);
         }
         return new Outcome(txId, true, null, null, List.of(results));

@@ -122,14 +122,19 @@ public final class LogStore {
         }
     }
 
+    /** @param dedupWindowSeconds null = the queue's current setting */
     public static PushVerdict pushOne(Connection c, UUID partitionId, int count, byte[] blob, byte[] hashes,
-                                      int dedupWindowSeconds, boolean probe) throws SQLException {
+                                      Integer dedupWindowSeconds, boolean probe) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_push_one_v1(?, ?, ?, ?, ?, ?)")) {
             ps.setObject(1, partitionId);      // p_partition_id
             ps.setInt(2, count);               // p_count
             ps.setBytes(3, blob);              // p_blob
             ps.setBytes(4, hashes);            // p_hashes
-            ps.setInt(5, dedupWindowSeconds);  // p_dedup_window_seconds
+            if (dedupWindowSeconds == null) {   // p_dedup_window_seconds
+                ps.setNull(5, Types.INTEGER);
+            } else {
+                ps.setInt(5, dedupWindowSeconds);
+            }
             ps.setBoolean(6, probe);           // p_probe
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();

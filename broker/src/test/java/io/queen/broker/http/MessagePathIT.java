@@ -406,6 +406,48 @@ class MessagePathIT {
     }
 
     @Test
+    void concurrentRequestsToOnePartitionStoreEveryMessageOnceAndDeduplicateAcrossRequests() throws Exception {
+        int threads = 12;
+        int requests = 20;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<CompletableFuture<List<String>>> work = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int thread = t;
+            work.add(CompletableFuture.supplyAsync(() -> {
+                List<String> statusesOfShared = new ArrayList<>();
+                for (int r = 0; r < requests; r++) {
+                    String body = "{\"items\":[{\"queue\":\"fused\",\"payload\":1,\"transactionId\":\"own-" + thread + "-" + r
+                            + "\"},{\"queue\":\"fused\",\"payload\":2,\"transactionId\":\"shared-" + r + "\"}]}";
+                    Reply reply = http.post("/api/v1/push", body);
+                    assertEquals(201, reply.status(), reply.body());
+                    assertEquals("queued", reply.json().get(0).get("status").asText());
+                    statusesOfShared.add(reply.json().get(1).get("status").asText());
+                }
+                return statusesOfShared;
+            }, pool));
+        }
+        int queuedShared = 0;
+        for (CompletableFuture<List<String>> f : work) {
+            for (String s : f.get(120, TimeUnit.SECONDS)) {
+                queuedShared += "queued".equals(s) ? 1 : 0;
+            }
+        }
+        pool.shutdown();
+        assertEquals(requests, queuedShared, "each shared transactionId is queued exactly once across all requests");
+        try (Connection c = TestPostgres.connect(db); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT lp.last_offset + 1, (SELECT sum(end_offset - base_offset + 1)"
+                     + " FROM queen.log_segments s WHERE s.partition_id = lp.id), (SELECT count(*) FROM queen.log_segments s"
+                     + " WHERE s.partition_id = lp.id) FROM queen.log_partitions lp JOIN queen.queues q ON q.id = lp.queue_id"
+                     + " WHERE q.name = 'fused'")) {
+            rs.next();
+            assertEquals(threads * requests + requests, rs.getInt(1), "dense offsets, one per stored message");
+            assertEquals(rs.getInt(1), rs.getInt(2), "segments cover every offset");
+            System.err.println("[fusion] " + (threads * requests) + " requests to one partition became " + rs.getInt(3)
+                    + " segments");
+        }
+    }
+
+    @Test
     void concurrentMultiPartitionPushesInOppositeOrdersNeverDeadlock() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
         List<CompletableFuture<Integer>> pushes = new ArrayList<>();

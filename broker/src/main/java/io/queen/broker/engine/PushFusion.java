@@ -1,0 +1,155 @@
+package io.queen.broker.engine;
+
+import io.queen.broker.store.Database;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Throughput comes from commits that carry many messages (spec 13.2). Concurrent push requests
+ * enqueue their groups on a shard (by their first partition); whichever request finds the shard
+ * idle becomes its flusher and writes everything queued so far in ONE transaction: all slots of a
+ * partition become one segment, all partitions are locked ascending by id. Requests arriving while
+ * a flush is in flight ride the next one, so coalescing is emergent, with no linger timer. If a
+ * merged flush fails, its jobs are retried one by one so one bad request cannot fail the others.
+ */
+final class PushFusion {
+    static final int SHARDS = 8;
+    /** Upper bound of messages per merged flush, so one commit never grows without limit. */
+    static final int MAX_SLOTS_PER_FLUSH = 5_000;
+
+    private static final class Job {
+        final List<PushService.Group> groups;
+        final int slots;
+        boolean done;
+        SQLException failure;
+
+        Job(List<PushService.Group> groups) {
+            this.groups = groups;
+            this.slots = groups.stream().mapToInt(g -> g.slots.size()).sum();
+        }
+    }
+
+    private static final class Shard {
+        final ConcurrentLinkedQueue<Job> queue = new ConcurrentLinkedQueue<>();
+        final ReentrantLock flushing = new ReentrantLock();
+        final ReentrantLock signal = new ReentrantLock();
+        final Condition finished = signal.newCondition();
+    }
+
+    private final Database database;
+    private final PushService writer;
+    private final Shard[] shards = new Shard[SHARDS];
+
+    PushFusion(Database database, PushService writer) {
+        this.database = database;
+        this.writer = writer;
+        for (int i = 0; i < SHARDS; i++) {
+            shards[i] = new Shard();
+        }
+    }
+
+    /** Writes the groups (already provisioned), possibly together with other requests' groups. */
+    void write(List<PushService.Group> groups) throws SQLException {
+        Shard shard = shards[Math.floorMod(groups.get(0).provisioned.partitionId().hashCode(), SHARDS)];
+        Job job = new Job(groups);
+        shard.queue.add(job);
+        while (true) {
+            if (shard.flushing.tryLock()) {
+                try {
+                    flushQueued(shard);
+                } finally {
+                    shard.flushing.unlock();
+                }
+            }
+            shard.signal.lock();
+            try {
+                if (job.done) {
+                    break;
+                }
+                // Another request is flushing; it takes our job in its next round or we take over.
+                shard.finished.await(5, java.util.concurrent.TimeUnit.MILLISECONDS);
+                if (job.done) {
+                    break;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SQLException("interrupted while waiting for the push flush", "57014", e);
+            } finally {
+                shard.signal.unlock();
+            }
+        }
+        if (job.failure != null) {
+            throw job.failure;
+        }
+    }
+
+    private void flushQueued(Shard shard) {
+        while (true) {
+            List<Job> batch = new ArrayList<>();
+            int slots = 0;
+            Job next;
+            while (slots < MAX_SLOTS_PER_FLUSH && (next = shard.queue.poll()) != null) {
+                batch.add(next);
+                slots += next.slots;
+            }
+            if (batch.isEmpty()) {
+                return;
+            }
+            try {
+                flush(batch);
+            } catch (SQLException e) {
+                if (batch.size() == 1) {
+                    batch.get(0).failure = e;
+                } else {
+                    for (Job j : batch) {
+                        try {
+                            flush(List.of(j));
+                        } catch (SQLException alone) {
+                            j.failure = alone;
+                        }
+                    }
+                }
+            }
+            shard.signal.lock();
+            try {
+                batch.forEach(j -> j.done = true);
+                shard.finished.signalAll();
+            } finally {
+                shard.signal.unlock();
+            }
+        }
+    }
+
+    private void flush(List<Job> jobs) throws SQLException {
+        Map<java.util.UUID, List<PushService.Slot>> byPartition = new HashMap<>();
+        Map<java.util.UUID, Boolean> encrypt = new HashMap<>();
+        for (Job j : jobs) {
+            PushService.collect(j.groups, byPartition, encrypt);
+        }
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(false);
+            try {
+                writer.writePartitions(c, byPartition, encrypt, false);
+                c.commit();
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                jobs.forEach(j -> j.groups.forEach(g -> g.slots.forEach(s -> s.status = null)));
+                throw e;
+            } catch (PushService.DuplicateInTransactionException e) {
+                throw new IllegalStateException("unreachable: duplicates are reported on the push route", e);
+            } finally {
+                c.setAutoCommit(true);
+            }
+        } catch (RuntimeException e) {
+            throw new SQLException("push flush failed: " + e.getMessage(), e);
+        }
+    }
+}
