@@ -75,7 +75,7 @@ public final class Broker implements AutoCloseable {
                     .maxPayloadSize(settings.maxBodyBytes())
                     .shutdownHook(false)
                     .shutdownGracePeriod(Duration.ofSeconds(20))
-                    .routing(r -> routing(r, services))
+                    .routing(r -> routing(r, services, new Tenancy(settings.tenancyHeader())))
                     .build()
                     .start();
             LOG.info("Queen broker " + Version.VALUE + " listening on " + settings.bindAddress() + ":" + server.port()
@@ -113,9 +113,8 @@ public final class Broker implements AutoCloseable {
         }
     }
 
-    static void routing(HttpRouting.Builder routing, Services s) {
+    static void routing(HttpRouting.Builder routing, Services s, Tenancy tenancy) {
         ErrorMapping.register(routing);
-        Tenancy tenancy = new Tenancy();
         routing.register(new HealthHttpService(s.database()));
         routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults()));
         routing.register("/api/v1", new TransactionHttpService(s.transactions(), tenancy));

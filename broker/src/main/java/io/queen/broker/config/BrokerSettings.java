@@ -14,7 +14,8 @@ public record BrokerSettings(
         boolean applySchema,
         Level logLevel,
         DatabaseSettings database,
-        EngineSettings engine) {
+        EngineSettings engine,
+        boolean tenancyHeader) {
 
     /** Default development data folder, relative to the working directory. */
     public static final String DEFAULT_DEV_DATA_DIR = ".queen-dev/pgdata";
@@ -49,15 +50,24 @@ public record BrokerSettings(
                 env.longValue("QUEEN_STMT_TIMEOUT_MS", 30_000, 0, 86_400_000),
                 !production,
                 env.string("QUEEN_DEV_DATA_DIR", DEFAULT_DEV_DATA_DIR));
-        return new BrokerSettings(port, bind, maxBody, applySchema, level, db, EngineSettings.from(env));
+        boolean tenancy = env.bool("QUEEN_TENANCY_HEADER", false);
+        // Reference boot interlock: tenant-scoped traffic must come through a trusted proxy, because
+        // some state (KV) is addressable by name alone.
+        if (tenancy && !env.bool("QUEEN_KV_TRUSTED_PROXY", false)) {
+            throw new ConfigException("QUEEN_TENANCY_HEADER=true requires QUEEN_KV_TRUSTED_PROXY=true"
+                    + " (the x-queen-tenant header must only come from a trusted proxy)");
+        }
+        return new BrokerSettings(port, bind, maxBody, applySchema, level, db, EngineSettings.from(env), tenancy);
     }
 
     public BrokerSettings withDatabase(DatabaseSettings newDatabase) {
-        return new BrokerSettings(port, bindAddress, maxBodyBytes, applySchema, logLevel, newDatabase, engine);
+        return new BrokerSettings(port, bindAddress, maxBodyBytes, applySchema, logLevel, newDatabase, engine,
+                tenancyHeader);
     }
 
     public BrokerSettings withPort(int newPort) {
-        return new BrokerSettings(newPort, bindAddress, maxBodyBytes, applySchema, logLevel, database, engine);
+        return new BrokerSettings(newPort, bindAddress, maxBodyBytes, applySchema, logLevel, database, engine,
+                tenancyHeader);
     }
 
     private static Level logLevel(Env env) {

@@ -1,16 +1,41 @@
 package io.queen.broker.http;
 
+import io.helidon.http.HeaderName;
+import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import io.queen.broker.engine.Tenants;
 
+import java.util.Locale;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
- * Which tenant a request belongs to. Without the tenancy header setting every request is the
- * default tenant; header-based tenancy (x-queen-tenant) is part of the management-plane work.
+ * Which tenant a request belongs to (api-management.md section 4). With QUEEN_TENANCY_HEADER off
+ * the header is never read and everything is the default tenant. On: an absent or blank header is
+ * the default tenant, a canonical 8-4-4-4-12 hex UUID is that tenant, anything else is a 400.
  */
 public final class Tenancy {
+    public static final HeaderName HEADER = HeaderNames.create("x-queen-tenant");
+    private static final Pattern CANONICAL = Pattern.compile(
+            "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+    private final boolean headerEnabled;
+
+    public Tenancy(boolean headerEnabled) {
+        this.headerEnabled = headerEnabled;
+    }
+
     public UUID of(ServerRequest req) {
-        return Tenants.DEFAULT;
+        if (!headerEnabled || !req.headers().contains(HEADER)) {
+            return Tenants.DEFAULT;
+        }
+        String raw = req.headers().get(HEADER).get().trim();
+        if (raw.isEmpty()) {
+            return Tenants.DEFAULT;
+        }
+        if (!CANONICAL.matcher(raw).matches()) {
+            throw new BadRequestException("invalid x-queen-tenant header (must be a UUID)");
+        }
+        return UUID.fromString(raw.toLowerCase(Locale.ROOT));
     }
 }

@@ -71,6 +71,16 @@ class BrokerSettingsTest {
     }
 
     @Test
+    void tenancyHeaderWithoutTheTrustedProxyFlagIsRefused() {
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> BrokerSettings.from(new Env(Map.of("QUEEN_TENANCY_HEADER", "true"))));
+        assertTrue(e.getMessage().contains("QUEEN_KV_TRUSTED_PROXY"), e.getMessage());
+        assertTrue(BrokerSettings.from(new Env(Map.of("QUEEN_TENANCY_HEADER", "true", "QUEEN_KV_TRUSTED_PROXY", "1")))
+                .tenancyHeader());
+        assertFalse(BrokerSettings.from(new Env(Map.of())).tenancyHeader());
+    }
+
+    @Test
     void rustLogWinsOverLogLevel() {
         assertEquals(Level.FINE, BrokerSettings.from(new Env(Map.of("LOG_LEVEL", "error", "RUST_LOG", "debug"))).logLevel());
     }

@@ -1,0 +1,110 @@
+package io.queen.broker.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.queen.broker.Broker;
+import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.TestPostgres;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** With QUEEN_TENANCY_HEADER on, tenants never see each other's queues, even under the same name. */
+class TenantIsolationIT {
+    static final String A = "aaaaaaaa-0000-4000-8000-00000000000a";
+    static final String B = "bbbbbbbb-0000-4000-8000-00000000000b";
+    static DatabaseSettings db;
+    static Broker broker;
+    static final HttpClient CLIENT = HttpClient.newHttpClient();
+    static final com.fasterxml.jackson.databind.ObjectMapper MAPPER = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    record Reply(int status, String body) {
+        JsonNode json() {
+            try {
+                return MAPPER.readTree(body);
+            } catch (IOException e) {
+                throw new AssertionError(body, e);
+            }
+        }
+    }
+
+    @BeforeAll
+    static void start() {
+        db = TestPostgres.freshDatabase("tenancy");
+        broker = BrokerFixture.start(db, Map.of("QUEEN_TENANCY_HEADER", "true", "QUEEN_KV_TRUSTED_PROXY", "true"));
+    }
+
+    @AfterAll
+    static void stop() {
+        broker.close();
+    }
+
+    static Reply call(String tenant, String method, String path, String body) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.port() + path))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
+                .header("Content-Type", "application/json");
+        if (tenant != null) {
+            b.header("x-queen-tenant", tenant);
+        }
+        try {
+            HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            return new Reply(r.statusCode(), r.body());
+        } catch (IOException | InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void sameQueueNameInTwoTenantsIsTwoQueues() {
+        assertEquals(201, call(A, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"orders\",\"payload\":\"from-a\"}]}").status());
+        assertEquals(201, call(B, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"orders\",\"payload\":\"from-b\"}]}").status());
+
+        Reply popA = call(A, "GET", "/api/v1/pop/queue/orders?batch=10", null);
+        assertEquals(1, popA.json().get("messages").size());
+        assertEquals("from-a", popA.json().get("messages").get(0).get("data").asText());
+        assertEquals(204, call(null, "GET", "/api/v1/pop/queue/orders", null).status(), "the default tenant has none");
+
+        JsonNode mA = popA.json().get("messages").get(0);
+        // B cannot ack, extend or transact on A's partition.
+        Reply ackFromB = call(B, "POST", "/api/v1/ack", "{\"transactionId\":\"" + mA.get("transactionId").asText()
+                + "\",\"partitionId\":\"" + mA.get("partitionId").asText() + "\"}");
+        assertFalse(ackFromB.json().get(0).get("success").asBoolean());
+        Reply extendFromB = call(B, "POST", "/api/v1/lease/" + popA.json().get("leaseId").asText() + "/extend", "{}");
+        assertEquals(0, extendFromB.json().get("renewed").asInt());
+        Reply txFromB = call(B, "POST", "/api/v1/transaction", "{\"operations\":[{\"type\":\"ack\",\"transactionId\":\""
+                + mA.get("transactionId").asText() + "\",\"partitionId\":\"" + mA.get("partitionId").asText() + "\"}]}");
+        assertFalse(txFromB.json().get("success").asBoolean());
+
+        Reply popB = call(B, "GET", "/api/v1/pop/queue/orders?batch=10", null);
+        assertEquals("from-b", popB.json().get("messages").get(0).get("data").asText());
+        Reply ackFromA = call(A, "POST", "/api/v1/ack", "{\"transactionId\":\"" + mA.get("transactionId").asText()
+                + "\",\"partitionId\":\"" + mA.get("partitionId").asText() + "\",\"leaseId\":\""
+                + popA.json().get("leaseId").asText() + "\"}");
+        assertTrue(ackFromA.json().get(0).get("success").asBoolean(), ackFromA.body());
+    }
+
+    @Test
+    void discoveryPopsSeeOnlyTheirTenantsQueues() {
+        call(A, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"billing.invoices\",\"payload\":\"a\"}]}");
+        assertEquals(204, call(B, "GET", "/api/v1/pop?namespace=billing", null).status());
+        assertEquals(200, call(A, "GET", "/api/v1/pop?namespace=billing", null).status());
+    }
+
+    @Test
+    void aMalformedTenantHeaderIs400() {
+        Reply r = call("not-a-uuid", "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"x\",\"payload\":1}]}");
+        assertEquals(400, r.status());
+        assertEquals("invalid x-queen-tenant header (must be a UUID)", r.json().get("error").asText());
+    }
+}
