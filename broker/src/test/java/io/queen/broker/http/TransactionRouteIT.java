@@ -117,6 +117,36 @@ class TransactionRouteIT {
     }
 
     @Test
+    void concurrentTransactionsAndPushesAcrossPartitionsNeverDeadlock() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        java.util.List<java.util.concurrent.CompletableFuture<String>> work = new java.util.ArrayList<>();
+        for (int t = 0; t < 48; t++) {
+            boolean reverse = t % 2 == 0;
+            boolean transaction = t % 3 != 0;
+            work.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                StringBuilder items = new StringBuilder();
+                for (int p = 0; p < 5; p++) {
+                    int part = reverse ? 4 - p : p;
+                    if (!items.isEmpty()) {
+                        items.append(',');
+                    }
+                    items.append("{\"queue\":\"tx_locks\",\"partition\":\"p").append(part).append("\",\"payload\":1}");
+                }
+                Reply r = transaction
+                        ? http.post("/api/v1/transaction", "{\"operations\":[{\"type\":\"push\",\"items\":[" + items + "]}]}")
+                        : http.post("/api/v1/push", "{\"items\":[" + items + "]}");
+                return r.status() + (transaction ? ":" + r.json().get("success").asBoolean() : "");
+            }, pool));
+        }
+        java.util.Set<String> outcomes = new java.util.HashSet<>();
+        for (var f : work) {
+            outcomes.add(f.get(120, java.util.concurrent.TimeUnit.SECONDS));
+        }
+        pool.shutdown();
+        assertEquals(java.util.Set.of("200:true", "201"), outcomes);
+    }
+
+    @Test
     void malformedTransactionsAre400InTheSameEnvelope() {
         Reply noOps = http.post("/api/v1/transaction", "{\"requiredLeases\":[]}");
         assertEquals(400, noOps.status());
