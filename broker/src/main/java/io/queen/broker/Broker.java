@@ -6,13 +6,17 @@ import io.helidon.webserver.http.HttpRouting;
 import io.queen.broker.config.BrokerSettings;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.engine.AckService;
+import io.queen.broker.engine.DeadLetterService;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.QueueCatalog;
+import io.queen.broker.engine.SeekService;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.wake.WakeHub;
+import io.queen.broker.http.ConsumerGroupHttpService;
 import io.queen.broker.http.DataHttpService;
+import io.queen.broker.http.DeadLetterHttpService;
 import io.queen.broker.http.ErrorMapping;
 import io.queen.broker.http.HealthHttpService;
 import io.queen.broker.http.Json;
@@ -97,7 +101,8 @@ public final class Broker implements AutoCloseable {
 
     /** The engine services of one broker, wired explicitly. */
     record Services(Database database, PushService push, PopService pop, AckService ack,
-                    TransactionService transactions, DataHttpService.PopDefaults popDefaults) {
+                    TransactionService transactions, DataHttpService.PopDefaults popDefaults,
+                    DeadLetterService deadLetters, SeekService seeks) {
         static Services create(BrokerSettings settings, Database database, WakeHub hub, PgWakeChannel channel) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
             QueueCatalog catalog = new QueueCatalog();
@@ -109,7 +114,9 @@ public final class Broker implements AutoCloseable {
                     ack,
                     new TransactionService(database, push, ack, channel::published),
                     new DataHttpService.PopDefaults(settings.engine().popDefaultTimeoutMs(),
-                            settings.engine().defaultSubscriptionMode()));
+                            settings.engine().defaultSubscriptionMode()),
+                    new DeadLetterService(database, push, cipher),
+                    new SeekService(database, channel::published));
         }
     }
 
@@ -118,6 +125,8 @@ public final class Broker implements AutoCloseable {
         routing.register(new HealthHttpService(s.database()));
         routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults()));
         routing.register("/api/v1", new TransactionHttpService(s.transactions(), tenancy));
+        routing.register("/api/v1", new DeadLetterHttpService(s.deadLetters(), tenancy));
+        routing.register("/api/v1", new ConsumerGroupHttpService(s.seeks(), tenancy));
         routing.any("/api/*", (req, res) ->
                 Json.send(res, Status.NOT_FOUND_404, Json.object().put("error", "Not Found").put("code", "no_such_route")));
     }

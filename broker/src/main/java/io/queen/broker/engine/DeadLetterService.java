@@ -1,0 +1,126 @@
+package io.queen.broker.engine;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.queen.broker.engine.segment.PayloadCipher;
+import io.queen.broker.engine.segment.UuidV7;
+import io.queen.broker.store.AdminStore;
+import io.queen.broker.store.Database;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The dead-letter queue (spec 7): listing with decrypt-on-read, purge by queue, delete by address,
+ * and the 1.5 replay (re-push the snapshot through the push path, then delete the address).
+ */
+public final class DeadLetterService {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final byte[] JSON_NULL = "null".getBytes(StandardCharsets.US_ASCII);
+
+    /** A listed dead letter with its payload as served: plaintext when {@code decrypted}, else as stored. */
+    public record Listed(AdminStore.DeadLetter row, byte[] data, boolean decrypted) {
+    }
+
+    /**
+     * A replay that found its row. {@code accepted} is false when the push did not queue the message;
+     * the row is then kept and {@code rowRemoved} is false.
+     */
+    public record Replay(String queue, String partition, PushService.Result pushed, boolean accepted,
+                         boolean rowRemoved) {
+    }
+
+    private final Database database;
+    private final PushService push;
+    private final PayloadCipher cipher;
+
+    public DeadLetterService(Database database, PushService push, PayloadCipher cipher) {
+        this.database = database;
+        this.push = push;
+        this.cipher = cipher;
+    }
+
+    public List<Listed> list(UUID tenant, String queue, String group, int limit, int offset) throws SQLException {
+        List<AdminStore.DeadLetter> rows;
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            rows = AdminStore.deadLetters(c, tenant, queue, group, limit, offset);
+        }
+        List<Listed> out = new ArrayList<>(rows.size());
+        for (AdminStore.DeadLetter row : rows) {
+            byte[] stored = row.payload() == null ? JSON_NULL : row.payload().getBytes(StandardCharsets.UTF_8);
+            byte[] plain = plaintext(stored);
+            out.add(new Listed(row, plain, plain != stored));
+        }
+        return out;
+    }
+
+    public int purge(UUID tenant, String queue, String group) throws SQLException {
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            return AdminStore.purgeDeadLetters(c, tenant, queue, group);
+        }
+    }
+
+    /** Dead letters removed at the address, every group's. */
+    public int delete(UUID tenant, UUID partitionId, String transactionId) throws SQLException {
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            return AdminStore.deleteDeadLetters(c, tenant, partitionId, transactionId);
+        }
+    }
+
+    /** Null when the address holds no dead letter of the tenant. */
+    public Replay replay(UUID tenant, UUID partitionId, String transactionId) throws SQLException {
+        AdminStore.ReplaySource source;
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            source = AdminStore.replaySource(c, tenant, partitionId, transactionId);
+        }
+        if (source == null) {
+            return null;
+        }
+        // The snapshot keeps an envelope as stored; push the plaintext so the push path encrypts
+        // once, for the queue it lands in.
+        byte[] stored = source.payload() == null ? JSON_NULL : source.payload().getBytes(StandardCharsets.UTF_8);
+        String txn = freshTransactionId(transactionId);
+        // Contract 1.5.3: a re-push with a fresh UUIDv7 transactionId, then a separate delete (1.6 moves one row in one transaction).
+        PushService.Result pushed = push.push(tenant, List.of(
+                new PushService.Item(source.queue(), source.partition(), compact(plaintext(stored)), txn, null))).get(0);
+        boolean accepted = "queued".equals(pushed.status()) || "buffered".equals(pushed.status());
+        if (!accepted) {
+            return new Replay(source.queue(), source.partition(), pushed, false, false);
+        }
+        // 1.5 deletes by address, so every group's dead letter of this message goes with it.
+        return new Replay(source.queue(), source.partition(), pushed, true, delete(tenant, partitionId, transactionId) > 0);
+    }
+
+    /** Plaintext of an envelope when a key is loaded and it decrypts; otherwise the same array. */
+    private byte[] plaintext(byte[] stored) {
+        if (!cipher.isEnabled() || !PayloadCipher.looksLikeEnvelope(stored)) {
+            return stored;
+        }
+        return cipher.decryptIfEnvelope(stored);
+    }
+
+    /** The payload as compact JSON, as /push stores it; text that is not JSON replays as null (reference). */
+    private static byte[] compact(byte[] json) {
+        try {
+            return MAPPER.writeValueAsBytes(MAPPER.readTree(json));
+        } catch (IOException e) {
+            return JSON_NULL;
+        }
+    }
+
+    private static String freshTransactionId(String original) {
+        String txn = UuidV7.next().toString();
+        while (txn.equals(original)) {
+            txn = UuidV7.next().toString();
+        }
+        return txn;
+    }
+}

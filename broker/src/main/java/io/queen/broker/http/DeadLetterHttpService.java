@@ -1,0 +1,161 @@
+package io.queen.broker.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.queen.broker.engine.DeadLetterService;
+import io.queen.broker.engine.PushService;
+import io.queen.broker.store.AdminStore;
+
+import java.io.IOException;
+import java.sql.SQLException;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * The dead-letter queue under {@code /api/v1} (spec 7): list, purge by queue, delete by address and
+ * replay by address. Every call is scoped to the request's tenant.
+ */
+public final class DeadLetterHttpService implements HttpService {
+    private static final Pattern UUID_TEXT =
+            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+    private final DeadLetterService deadLetters;
+    private final Tenancy tenancy;
+
+    public DeadLetterHttpService(DeadLetterService deadLetters, Tenancy tenancy) {
+        this.deadLetters = deadLetters;
+        this.tenancy = tenancy;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.get("/dlq", this::list)
+             .delete("/dlq", this::purge)
+             .delete("/messages/{partitionId}/{transactionId}", this::delete)
+             .post("/messages/{partitionId}/{transactionId}/retry", this::replay);
+    }
+
+    private void list(ServerRequest req, ServerResponse res) throws SQLException {
+        Params q = new Params(req.query());
+        int limit = q.integer("limit", 100);
+        int offset = q.integer("offset", 0);
+        if (limit < 0 || offset < 0) {
+            throw new BadRequestException("invalid query parameters limit=" + limit + ", offset=" + offset
+                    + ": must not be negative");
+        }
+        ObjectNode body = Json.object();
+        ArrayNode messages = body.putArray("messages");
+        for (DeadLetterService.Listed l : deadLetters.list(tenancy.of(req), q.string("queue").orElse(null),
+                q.string("consumerGroup").orElse(null), limit, offset)) {
+            AdminStore.DeadLetter d = l.row();
+            String failedAt = Wire.timestamp(d.failedAt());
+            ObjectNode m = messages.addObject()
+                    .put("id", d.id().toString())
+                    .put("transactionId", d.transactionId())
+                    .put("partitionId", d.partitionId().toString())
+                    .put("queue", d.queue())
+                    .put("partition", d.partition())
+                    .put("consumerGroup", d.consumerGroup())
+                    .put("errorMessage", d.error())
+                    .put("retryCount", d.retryCount());
+            m.set("data", parse(l.data()));
+            m.putNull("producerSub");
+            // The original enqueue time is not kept with the snapshot: createdAt is the failure time.
+            m.put("createdAt", failedAt).put("failedAt", failedAt);
+            if (l.decrypted()) {
+                m.put("isEncrypted", true);
+            }
+        }
+        body.putObject("pagination").put("limit", limit).put("offset", offset);
+        // total is the page length, not a count of the whole DLQ (reference).
+        body.put("total", messages.size());
+        Json.send(res, Status.OK_200, body);
+    }
+
+    private void purge(ServerRequest req, ServerResponse res) throws SQLException {
+        Params q = new Params(req.query());
+        String queue = q.string("queue").orElse(null);
+        if (queue == null) {
+            // Without a queue this would be a tenant-wide delete: refused.
+            Json.send(res, Status.BAD_REQUEST_400, Json.object().put("success", false)
+                    .put("error", "queue is required")
+                    .put("message", "A bulk dead-letter purge needs an exact queue name"));
+            return;
+        }
+        String group = q.string("consumerGroup").orElse(null);
+        int deleted = deadLetters.purge(tenancy.of(req), queue, group);
+        Json.send(res, Status.OK_200, Json.object().put("success", true).put("deleted", deleted)
+                .put("queue", queue).put("consumerGroup", group));
+    }
+
+    private void delete(ServerRequest req, ServerResponse res) throws SQLException {
+        var path = req.path().pathParameters();
+        String pid = path.get("partitionId");
+        String txn = path.get("transactionId");
+        if (deadLetters.delete(tenancy.of(req), uuid(pid), txn) == 0) {
+            // Live messages sit in immutable segments: only dead letters are deletable, so none is a 404.
+            notFound(res, pid, txn, "No dead-letter row for this address. Live messages cannot be deleted");
+            return;
+        }
+        Json.send(res, Status.OK_200, Json.object().put("success", true).put("partitionId", pid)
+                .put("transactionId", txn).put("message", "Message deleted successfully"));
+    }
+
+    private void replay(ServerRequest req, ServerResponse res) throws SQLException {
+        var path = req.path().pathParameters();
+        String pid = path.get("partitionId");
+        String txn = path.get("transactionId");
+        DeadLetterService.Replay r = deadLetters.replay(tenancy.of(req), uuid(pid), txn);
+        if (r == null) {
+            notFound(res, pid, txn, "No dead-letter row for this address. Only dead letters can be replayed");
+            return;
+        }
+        ObjectNode pushed = pushResult(r.pushed());
+        if (!r.accepted()) {
+            ObjectNode body = Json.object().put("success", false)
+                    .put("error", "Replay push was not queued; the message is still in the dead-letter queue");
+            body.putArray("pushResult").add(pushed);
+            Json.send(res, Status.INTERNAL_SERVER_ERROR_500, body);
+            return;
+        }
+        ObjectNode body = Json.object().put("success", true).put("queue", r.queue()).put("partition", r.partition());
+        body.set("replayedAs", pushed);
+        body.put("dlqRowRemoved", r.rowRemoved());
+        Json.send(res, Status.OK_200, body);
+    }
+
+    /** One item as {@code POST /push} renders it. */
+    private static ObjectNode pushResult(PushService.Result p) {
+        return Json.object().put("index", p.index()).put("message_id", p.messageId().toString())
+                .put("transaction_id", p.transactionId()).put("queueName", p.queueName()).put("status", p.status());
+    }
+
+    private static void notFound(ServerResponse res, String pid, String txn, String message) {
+        Json.send(res, Status.NOT_FOUND_404, Json.object().put("success", false).put("partitionId", pid)
+                .put("transactionId", txn).put("error", "Message not found").put("message", message));
+    }
+
+    private static UUID uuid(String text) {
+        if (text == null || !UUID_TEXT.matcher(text).matches()) {
+            throw new BadRequestException("partitionId \"" + text + "\" is not a UUID");
+        }
+        return UUID.fromString(text);
+    }
+
+    /** A stored payload as JSON; one that does not parse is served as null rather than failing the page. */
+    private static JsonNode parse(byte[] json) {
+        try {
+            JsonNode node = Json.MAPPER.readTree(json);
+            return node == null || node.isMissingNode() ? NullNode.getInstance() : node;
+        } catch (IOException e) {
+            return NullNode.getInstance();
+        }
+    }
+}
