@@ -6,6 +6,7 @@ import io.helidon.webserver.http.HttpRouting;
 import io.queen.broker.config.BrokerSettings;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.engine.AckService;
+import io.queen.broker.engine.CommitListener;
 import io.queen.broker.engine.DeadLetterService;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
@@ -100,7 +101,9 @@ public final class Broker implements AutoCloseable {
     }
 
     /** The engine services of one broker, wired explicitly. */
-    record Services(Database database, PushService push, PopService pop, AckService ack,
+    record Services(BrokerSettings settings, Database database, QueueCatalog catalog, PayloadCipher cipher,
+                    WakeHub hub, CommitListener published,
+                    PushService push, PopService pop, AckService ack,
                     TransactionService transactions, DataHttpService.PopDefaults popDefaults,
                     DeadLetterService deadLetters, SeekService seeks) {
         static Services create(BrokerSettings settings, Database database, WakeHub hub, PgWakeChannel channel) {
@@ -109,7 +112,7 @@ public final class Broker implements AutoCloseable {
             PushService push = new PushService(database, catalog, cipher, channel::published,
                     settings.engine().zstdLevel());
             AckService ack = new AckService(database);
-            return new Services(database, push,
+            return new Services(settings, database, catalog, cipher, hub, channel::published, push,
                     new PopService(database, catalog, cipher, hub),
                     ack,
                     new TransactionService(database, push, ack, channel::published),
@@ -127,6 +130,7 @@ public final class Broker implements AutoCloseable {
         routing.register("/api/v1", new TransactionHttpService(s.transactions(), tenancy));
         routing.register("/api/v1", new DeadLetterHttpService(s.deadLetters(), tenancy));
         routing.register("/api/v1", new ConsumerGroupHttpService(s.seeks(), tenancy));
+        // Management plane (api-management.md): one registration per service, below this line.
         routing.any("/api/*", (req, res) ->
                 Json.send(res, Status.NOT_FOUND_404, Json.object().put("error", "Not Found").put("code", "no_such_route")));
     }
