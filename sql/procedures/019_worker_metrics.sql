@@ -1,8 +1,9 @@
 -- =============================================================================
--- 019_worker_metrics : metrics tables written by each replica's collector.
--- The reader functions, the summary trigger and the partition-counter trigger
--- functions of this file are filled by the management-plane capability
--- (020_log_partition_counters attaches the latter to queen.log_partitions).
+-- 019_worker_metrics : metrics tables written by each replica's collector, the
+-- summary trigger, the partition-lifecycle trigger functions (attached to
+-- queen.log_partitions by 020_log_partition_counters) and the metrics
+-- retention step of the maintenance cycle. The reader functions of this file
+-- are filled by the management-plane capability.
 -- =============================================================================
 
 -- -----------------------------------------------------------------------------
@@ -125,3 +126,154 @@ CREATE TABLE IF NOT EXISTS queen.worker_metrics_summary (
 
 -- The trigger only ever UPDATEs row 1, so it must exist from the first boot.
 INSERT INTO queen.worker_metrics_summary (id) VALUES (1) ON CONFLICT (id) DO NOTHING;
+
+-- -----------------------------------------------------------------------------
+-- Summary trigger: every INSERT into worker_metrics adds its counters to the
+-- singleton row. Statement-level with a transition table, so a multi-row
+-- insert costs one UPDATE. Only INSERT counts: a writer that upserts a bucket
+-- it already wrote must not count it twice.
+-- -----------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION queen.worker_metrics_summary_trigger()
+RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE queen.worker_metrics_summary s
+       SET total_push_requests = s.total_push_requests + n.push_requests,
+           total_pop_requests  = s.total_pop_requests  + n.pop_requests,
+           total_ack_requests  = s.total_ack_requests  + n.ack_requests,
+           total_transactions  = s.total_transactions  + n.transactions,
+           total_push_messages = s.total_push_messages + n.push_messages,
+           total_pop_messages  = s.total_pop_messages  + n.pop_messages,
+           total_ack_messages  = s.total_ack_messages  + n.ack_messages,
+           total_ack_success   = s.total_ack_success   + n.ack_success,
+           total_ack_failed    = s.total_ack_failed    + n.ack_failed,
+           total_db_errors     = s.total_db_errors     + n.db_errors,
+           total_dlq           = s.total_dlq           + n.dlq,
+           last_updated_at     = now()
+      FROM (SELECT COALESCE(sum(push_request_count), 0) AS push_requests,
+                   COALESCE(sum(pop_request_count), 0)  AS pop_requests,
+                   COALESCE(sum(ack_request_count), 0)  AS ack_requests,
+                   COALESCE(sum(transaction_count), 0)  AS transactions,
+                   COALESCE(sum(push_message_count), 0) AS push_messages,
+                   COALESCE(sum(pop_message_count), 0)  AS pop_messages,
+                   COALESCE(sum(ack_message_count), 0)  AS ack_messages,
+                   COALESCE(sum(ack_success_count), 0)  AS ack_success,
+                   COALESCE(sum(ack_failed_count), 0)   AS ack_failed,
+                   COALESCE(sum(db_error_count), 0)     AS db_errors,
+                   COALESCE(sum(dlq_count), 0)          AS dlq,
+                   count(*)                             AS inserted
+            FROM new_worker_metrics) n
+     WHERE s.id = 1 AND n.inserted > 0;
+    RETURN NULL;
+END;
+$$;
+
+-- Attached once, never dropped and re-created at boot (that would take an
+-- ACCESS EXCLUSIVE lock at every rolling restart); changing the attachment
+-- itself needs a manual DROP TRIGGER.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_trigger
+                   WHERE tgrelid = 'queen.worker_metrics'::regclass
+                     AND tgname = 'trg_worker_metrics_summary') THEN
+        CREATE TRIGGER trg_worker_metrics_summary
+            AFTER INSERT ON queen.worker_metrics
+            REFERENCING NEW TABLE AS new_worker_metrics
+            FOR EACH STATEMENT EXECUTE FUNCTION queen.worker_metrics_summary_trigger();
+    END IF;
+END;
+$$;
+
+-- -----------------------------------------------------------------------------
+-- Partition lifecycle counters: bump partitions_created / partitions_deleted of
+-- the queue's current-minute queue_lag_metrics row. Statement-level with a
+-- transition table: one upsert per queue touched per statement, and none at
+-- all when an INSERT ... ON CONFLICT DO NOTHING inserted nothing.
+-- The upsert goes in queue_id order so two statements touching overlapping
+-- queue sets lock the metric rows in the same order.
+-- -----------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION queen.log_partitions_created_trigger()
+RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO queen.queue_lag_metrics AS m (bucket_time, queue_id, partitions_created)
+    SELECT date_trunc('minute', now()), np.queue_id, count(*)
+    FROM new_partitions np
+    GROUP BY np.queue_id
+    ORDER BY np.queue_id
+    ON CONFLICT (bucket_time, queue_id) DO UPDATE
+       SET partitions_created = COALESCE(m.partitions_created, 0) + EXCLUDED.partitions_created;
+    RETURN NULL;
+END;
+$$;
+
+-- A partition that vanished with its whole queue (the cascade of a queue
+-- deletion) is not a lifecycle event, and its metric row would violate the
+-- queue foreign key: only partitions whose queue still exists are counted,
+-- which is what partition cleanup deletes.
+CREATE OR REPLACE FUNCTION queen.log_partitions_deleted_trigger()
+RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO queen.queue_lag_metrics AS m (bucket_time, queue_id, partitions_deleted)
+    SELECT date_trunc('minute', now()), op.queue_id, count(*)
+    FROM old_partitions op
+    WHERE EXISTS (SELECT 1 FROM queen.queues q WHERE q.id = op.queue_id)
+    GROUP BY op.queue_id
+    ORDER BY op.queue_id
+    ON CONFLICT (bucket_time, queue_id) DO UPDATE
+       SET partitions_deleted = COALESCE(m.partitions_deleted, 0) + EXCLUDED.partitions_deleted;
+    RETURN NULL;
+END;
+$$;
+
+-- -----------------------------------------------------------------------------
+-- Metrics retention (METRICS_RETENTION_DAYS), one bounded step of the
+-- retention cycle: deletes at most p_max_rows rows older than p_cutoff from
+-- each metrics table and from queen.retention_history (no foreign key ages it
+-- out otherwise). The caller loops until done.
+-- Returns {"workerMetrics","queueLagMetrics","queueParkedReplica",
+--          "systemMetrics","retentionHistory": rows deleted, "done": bool}.
+-- -----------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION queen.metrics_retention_step_v1(p_cutoff timestamptz, p_max_rows integer)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_rows integer := GREATEST(COALESCE(p_max_rows, 1), 1);
+    v_worker integer;
+    v_lag integer;
+    v_parked integer;
+    v_system integer;
+    v_history integer;
+BEGIN
+    DELETE FROM queen.worker_metrics w
+    WHERE w.id IN (SELECT x.id FROM queen.worker_metrics x WHERE x.bucket_time < p_cutoff LIMIT v_rows);
+    GET DIAGNOSTICS v_worker = ROW_COUNT;
+
+    DELETE FROM queen.queue_lag_metrics l
+    WHERE l.id IN (SELECT x.id FROM queen.queue_lag_metrics x WHERE x.bucket_time < p_cutoff LIMIT v_rows);
+    GET DIAGNOSTICS v_lag = ROW_COUNT;
+
+    DELETE FROM queen.queue_parked_replica r
+    WHERE (r.bucket_time, r.queue_name, r.hostname, r.worker_id, r.tenant_id) IN (
+        SELECT x.bucket_time, x.queue_name, x.hostname, x.worker_id, x.tenant_id
+        FROM queen.queue_parked_replica x WHERE x.bucket_time < p_cutoff LIMIT v_rows);
+    GET DIAGNOSTICS v_parked = ROW_COUNT;
+
+    DELETE FROM queen.system_metrics s
+    WHERE s.id IN (SELECT x.id FROM queen.system_metrics x WHERE x."timestamp" < p_cutoff LIMIT v_rows);
+    GET DIAGNOSTICS v_system = ROW_COUNT;
+
+    DELETE FROM queen.retention_history h
+    WHERE h.id IN (SELECT x.id FROM queen.retention_history x WHERE x.executed_at < p_cutoff LIMIT v_rows);
+    GET DIAGNOSTICS v_history = ROW_COUNT;
+
+    RETURN jsonb_build_object(
+        'workerMetrics', v_worker,
+        'queueLagMetrics', v_lag,
+        'queueParkedReplica', v_parked,
+        'systemMetrics', v_system,
+        'retentionHistory', v_history,
+        'done', GREATEST(v_worker, v_lag, v_parked, v_system, v_history) < v_rows);
+END;
+$$;

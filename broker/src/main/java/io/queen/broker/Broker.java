@@ -5,13 +5,19 @@ import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
 import io.queen.broker.config.BrokerSettings;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.config.Env;
+import io.queen.broker.config.MaintenanceSettings;
 import io.queen.broker.engine.AckService;
+import io.queen.broker.engine.BrokerMetrics;
 import io.queen.broker.engine.CommitListener;
 import io.queen.broker.engine.DeadLetterService;
+import io.queen.broker.engine.MaintenanceSwitches;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
+import io.queen.broker.engine.PushSpool;
 import io.queen.broker.engine.QueueCatalog;
 import io.queen.broker.engine.SeekService;
+import io.queen.broker.engine.TenantPurge;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.wake.WakeHub;
@@ -20,9 +26,11 @@ import io.queen.broker.http.DataHttpService;
 import io.queen.broker.http.DeadLetterHttpService;
 import io.queen.broker.http.ErrorMapping;
 import io.queen.broker.http.HealthHttpService;
+import io.queen.broker.http.SystemHttpService;
 import io.queen.broker.http.Json;
 import io.queen.broker.http.Tenancy;
 import io.queen.broker.http.TransactionHttpService;
+import io.queen.broker.jobs.BackgroundJobs;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
 import io.queen.broker.store.PgWakeChannel;
@@ -43,12 +51,17 @@ public final class Broker implements AutoCloseable {
     private final Database database;
     private final PgWakeChannel wakeChannel;
     private final WebServer server;
+    private final Services services;
+    private final BackgroundJobs jobs;
 
-    private Broker(EmbeddedDatabase embedded, Database database, PgWakeChannel wakeChannel, WebServer server) {
+    private Broker(EmbeddedDatabase embedded, Database database, PgWakeChannel wakeChannel, WebServer server,
+                   Services services, BackgroundJobs jobs) {
         this.embedded = embedded;
         this.database = database;
         this.wakeChannel = wakeChannel;
         this.server = server;
+        this.services = services;
+        this.jobs = jobs;
     }
 
     public static Broker start(BrokerSettings settings) {
@@ -56,6 +69,12 @@ public final class Broker implements AutoCloseable {
     }
 
     public static Broker start(BrokerSettings settings, SchemaApplier.Options schemaOptions) {
+        return start(settings, schemaOptions, MaintenanceSettings.from(Env.system()));
+    }
+
+    /** With the spool and switch settings given (tests give each broker its own spool folder). */
+    public static Broker start(BrokerSettings settings, SchemaApplier.Options schemaOptions,
+                               MaintenanceSettings maintenance) {
         EmbeddedDatabase embedded = null;
         Database database = null;
         PgWakeChannel wakeChannel = null;
@@ -73,7 +92,9 @@ public final class Broker implements AutoCloseable {
             }
             WakeHub hub = new WakeHub();
             wakeChannel = new PgWakeChannel(dbSettings, hub, PgWakeChannel.newBrokerId());
-            Services services = Services.create(settings, database, hub, wakeChannel);
+            Services services = Services.create(settings, maintenance, database, hub, wakeChannel);
+            // Items a previous run left in the spool go in before new pushes are taken.
+            services.spool().recoverAtBoot();
             WebServer server = WebServer.builder()
                     .host(settings.bindAddress())
                     .port(settings.port())
@@ -85,7 +106,12 @@ public final class Broker implements AutoCloseable {
                     .start();
             LOG.info("Queen broker " + Version.VALUE + " listening on " + settings.bindAddress() + ":" + server.port()
                     + " over PostgreSQL " + dbSettings.describe());
-            return new Broker(embedded, database, wakeChannel, server);
+            services.switches().start();
+            services.spool().start();
+            // Background jobs start once the broker serves (api-management.md section 20).
+            BackgroundJobs jobs = BackgroundJobs.start(settings.jobs(), database, services.metrics(), hub::waiting,
+                    server.port());
+            return new Broker(embedded, database, wakeChannel, server, services, jobs);
         } catch (RuntimeException e) {
             if (wakeChannel != null) {
                 wakeChannel.close();
@@ -105,13 +131,16 @@ public final class Broker implements AutoCloseable {
                     WakeHub hub, CommitListener published,
                     PushService push, PopService pop, AckService ack,
                     TransactionService transactions, DataHttpService.PopDefaults popDefaults,
-                    DeadLetterService deadLetters, SeekService seeks) {
-        static Services create(BrokerSettings settings, Database database, WakeHub hub, PgWakeChannel channel) {
+                    DeadLetterService deadLetters, SeekService seeks, BrokerMetrics metrics,
+                    MaintenanceSwitches switches, PushSpool spool) {
+        static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
+                               PgWakeChannel channel) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
             QueueCatalog catalog = new QueueCatalog();
             PushService push = new PushService(database, catalog, cipher, channel::published,
                     settings.engine().zstdLevel());
             AckService ack = new AckService(database);
+            MaintenanceSwitches switches = MaintenanceSwitches.load(database, maintenance.switchesRefreshMs());
             return new Services(settings, database, catalog, cipher, hub, channel::published, push,
                     new PopService(database, catalog, cipher, hub),
                     ack,
@@ -119,18 +148,36 @@ public final class Broker implements AutoCloseable {
                     new DataHttpService.PopDefaults(settings.engine().popDefaultTimeoutMs(),
                             settings.engine().defaultSubscriptionMode()),
                     new DeadLetterService(database, push, cipher),
-                    new SeekService(database, channel::published));
+                    new SeekService(database, channel::published),
+                    new BrokerMetrics(),
+                    switches,
+                    new PushSpool(maintenance, push::push, switches::pushPaused));
         }
     }
 
     static void routing(HttpRouting.Builder routing, Services s, Tenancy tenancy) {
         ErrorMapping.register(routing);
         routing.register(new HealthHttpService(s.database()));
-        routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults()));
+        routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults(),
+                s.metrics(), s.switches(), s.spool()));
         routing.register("/api/v1", new TransactionHttpService(s.transactions(), tenancy));
         routing.register("/api/v1", new DeadLetterHttpService(s.deadLetters(), tenancy));
         routing.register("/api/v1", new ConsumerGroupHttpService(s.seeks(), tenancy));
         // Management plane (api-management.md): one registration per service, below this line.
+        routing.register("/api/v1", new SystemHttpService(s.switches(), s.spool(), new TenantPurge(s.database())));
+        routing.register("/api/v1", new io.queen.broker.http.QueueHttpService(new io.queen.broker.engine.QueueAdminService(
+                s.database(), s.catalog(), io.queen.broker.engine.QueueAdminService.DEFAULT_SAFE_FLOOR_SECONDS), tenancy));
+        routing.register("/api/v1", new io.queen.broker.http.ConsumerGroupAdminHttpService(
+                new io.queen.broker.engine.ConsumerGroupAdminService(s.database(), s.pop(), s.published()), tenancy));
+        routing.register("/api/v1", new io.queen.broker.http.MessagesHttpService(
+                new io.queen.broker.engine.MessageBrowseService(s.database(), s.cipher()), tenancy));
+        routing.register("/api/v1", new io.queen.broker.http.TracesHttpService(
+                new io.queen.broker.engine.TraceService(s.database()), tenancy));
+        io.queen.broker.http.MetricsHttpService.install(routing, s.metrics(), s.database(), s.switches(), s.spool());
+        routing.register("/api/v1", new io.queen.broker.http.StatusHttpService(
+                new io.queen.broker.engine.ObservabilityService(s.database()), s.spool(), s.database(), tenancy));
+        routing.register("/api/v1/analytics", new io.queen.broker.http.AnalyticsHttpService(
+                new io.queen.broker.engine.ObservabilityService(s.database()), tenancy));
         routing.any("/api/*", (req, res) ->
                 Json.send(res, Status.NOT_FOUND_404, Json.object().put("error", "Not Found").put("code", "no_such_route")));
     }
@@ -156,7 +203,10 @@ public final class Broker implements AutoCloseable {
     @Override
     public void close() {
         LOG.info("shutting down: draining in-flight requests");
+        jobs.close();
         server.stop();
+        services.spool().close();
+        services.switches().close();
         wakeChannel.close();
         database.close();
         if (embedded != null) {

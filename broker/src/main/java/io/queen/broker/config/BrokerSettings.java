@@ -15,7 +15,8 @@ public record BrokerSettings(
         Level logLevel,
         DatabaseSettings database,
         EngineSettings engine,
-        boolean tenancyHeader) {
+        boolean tenancyHeader,
+        JobSettings jobs) {
 
     /** Default development data folder, relative to the working directory. */
     public static final String DEFAULT_DEV_DATA_DIR = ".queen-dev/pgdata";
@@ -57,17 +58,18 @@ public record BrokerSettings(
             throw new ConfigException("QUEEN_TENANCY_HEADER=true requires QUEEN_KV_TRUSTED_PROXY=true"
                     + " (the x-queen-tenant header must only come from a trusted proxy)");
         }
-        return new BrokerSettings(port, bind, maxBody, applySchema, level, db, EngineSettings.from(env), tenancy);
+        return new BrokerSettings(port, bind, maxBody, applySchema, level, db, EngineSettings.from(env), tenancy,
+                JobSettings.from(env));
     }
 
     public BrokerSettings withDatabase(DatabaseSettings newDatabase) {
         return new BrokerSettings(port, bindAddress, maxBodyBytes, applySchema, logLevel, newDatabase, engine,
-                tenancyHeader);
+                tenancyHeader, jobs);
     }
 
     public BrokerSettings withPort(int newPort) {
         return new BrokerSettings(newPort, bindAddress, maxBodyBytes, applySchema, logLevel, database, engine,
-                tenancyHeader);
+                tenancyHeader, jobs);
     }
 
     private static Level logLevel(Env env) {

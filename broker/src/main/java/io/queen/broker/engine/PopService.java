@@ -70,6 +70,11 @@ public final class PopService {
         this.wake = wake;
     }
 
+    /** Forgets that the group registered on the queue, so its next pop registers it again (after a group delete). */
+    public void forgetGroup(UUID queueId, String group) {
+        registeredGroups.remove(queueId + "/" + group);
+    }
+
     public Result pop(Request r) throws SQLException, InterruptedException {
         long deadline = System.nanoTime() + Math.max(r.timeoutMs(), 0) * 1_000_000L;
         while (true) {

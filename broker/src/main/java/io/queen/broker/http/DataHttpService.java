@@ -12,8 +12,11 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.AckDecision;
 import io.queen.broker.engine.AckService;
+import io.queen.broker.engine.BrokerMetrics;
+import io.queen.broker.engine.MaintenanceSwitches;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
+import io.queen.broker.engine.PushSpool;
 import io.queen.broker.engine.Tenants;
 import io.queen.broker.store.LogStore;
 
@@ -39,17 +42,24 @@ public final class DataHttpService implements HttpService {
     private final AckService ack;
     private final Tenancy tenancy;
     private final PopDefaults defaults;
+    private final BrokerMetrics metrics;
+    private final MaintenanceSwitches switches;
+    private final PushSpool spool;
 
     /** Broker-wide pop defaults from the environment (DEFAULT_TIMEOUT, DEFAULT_SUBSCRIPTION_MODE). */
     public record PopDefaults(long timeoutMs, String subscriptionMode) {
     }
 
-    public DataHttpService(PushService push, PopService pop, AckService ack, Tenancy tenancy, PopDefaults defaults) {
+    public DataHttpService(PushService push, PopService pop, AckService ack, Tenancy tenancy, PopDefaults defaults,
+                           BrokerMetrics metrics, MaintenanceSwitches switches, PushSpool spool) {
         this.push = push;
         this.pop = pop;
         this.ack = ack;
         this.tenancy = tenancy;
         this.defaults = defaults;
+        this.metrics = metrics;
+        this.switches = switches;
+        this.spool = spool;
     }
 
     @Override
@@ -76,13 +86,17 @@ public final class DataHttpService implements HttpService {
         for (int i = 0; i < items.size(); i++) {
             parsed.add(pushItem(items.get(i), i));
         }
-        List<PushService.Result> results = push.push(tenant, parsed);
+        // Push maintenance: every item goes to the on-disk spool, replayed once maintenance is off.
+        boolean buffered = switches.pushPaused();
+        List<PushService.Result> results = buffered ? spool.buffer(tenant, parsed) : push.push(tenant, parsed);
+        metrics.pushed(results.size());
         ArrayNode out = Json.MAPPER.createArrayNode();
         for (PushService.Result r : results) {
             out.addObject().put("index", r.index()).put("message_id", r.messageId().toString())
                     .put("transaction_id", r.transactionId()).put("queueName", r.queueName()).put("status", r.status());
         }
-        Json.send(res, Status.CREATED_201, out);
+        Json.send(res, buffered && PushSpool.anyFailed(results) ? Status.INTERNAL_SERVER_ERROR_500 : Status.CREATED_201,
+                out);
     }
 
     static PushService.Item pushItem(JsonNode item, int index) {
@@ -124,17 +138,35 @@ public final class DataHttpService implements HttpService {
 
     // ---------------------------------------------------------------- pop
 
+    /** Pop maintenance: a bare 204 before anything touches the database. */
+    private boolean popPaused(ServerResponse res) {
+        if (!switches.popPaused()) {
+            return false;
+        }
+        res.status(Status.NO_CONTENT_204).send();
+        return true;
+    }
+
     private void popQueue(ServerRequest req, ServerResponse res) throws Exception {
+        if (popPaused(res)) {
+            return;
+        }
         String queue = req.path().pathParameters().get("queue");
         respond(res, pop.pop(popRequest(req, queue, null)));
     }
 
     private void popPartition(ServerRequest req, ServerResponse res) throws Exception {
+        if (popPaused(res)) {
+            return;
+        }
         var path = req.path().pathParameters();
         respond(res, pop.pop(popRequest(req, path.get("queue"), path.get("partition"))));
     }
 
     private void popDiscover(ServerRequest req, ServerResponse res) throws Exception {
+        if (popPaused(res)) {
+            return;
+        }
         Params q = new Params(req.query());
         if (q.string("namespace").isEmpty() && q.string("task").isEmpty()) {
             ObjectNode body = Json.object().put("success", false).put("error", "namespace or task is required");
@@ -178,7 +210,8 @@ public final class DataHttpService implements HttpService {
                 q.integer("timeout", (int) defaults.timeoutMs()), lease, group, mode, from);
     }
 
-    private static void respond(ServerResponse res, PopService.Result r) {
+    private void respond(ServerResponse res, PopService.Result r) {
+        metrics.popped(r.isEmpty() ? 0 : r.messages().size());
         if (r.isEmpty()) {
             res.status(Status.NO_CONTENT_204).send();
             return;
@@ -271,7 +304,8 @@ public final class DataHttpService implements HttpService {
                 text(item, "leaseId", ""), item.hasNonNull("error") ? item.get("error").asText() : null);
     }
 
-    private static void sendAckResults(ServerResponse res, List<AckService.Result> results) {
+    private void sendAckResults(ServerResponse res, List<AckService.Result> results) {
+        metrics.acked(results);
         ArrayNode out = Json.MAPPER.createArrayNode();
         for (AckService.Result r : results) {
             ObjectNode o = out.addObject().put("index", r.index()).put("transactionId", r.transactionId())

@@ -1,0 +1,181 @@
+package io.queen.broker.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.queen.broker.engine.MaintenanceSwitches;
+import io.queen.broker.engine.PushSpool;
+import io.queen.broker.engine.TenantPurge;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * Cell-wide system routes under {@code /api/v1/system} (api-management.md sections 11 and 4.1):
+ * the push and pop maintenance switches, and the bounded tenant purge the Kubernetes operator's
+ * Tenant finalizer calls until it reports done. None of them is scoped by x-queen-tenant.
+ */
+public final class SystemHttpService implements HttpService {
+    private static final Pattern UUID_TEXT =
+            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+    private static final double MIB = 1024.0 * 1024.0;
+
+    private final MaintenanceSwitches switches;
+    private final PushSpool spool;
+    private final TenantPurge purge;
+
+    public SystemHttpService(MaintenanceSwitches switches, PushSpool spool, TenantPurge purge) {
+        this.switches = switches;
+        this.spool = spool;
+        this.purge = purge;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.get("/system/maintenance", this::maintenance)
+             .post("/system/maintenance", this::setMaintenance)
+             .get("/system/maintenance/pop", this::popMaintenance)
+             .post("/system/maintenance/pop", this::setPopMaintenance)
+             .post("/system/tenants/{tenantId}/purge", this::purgeTenant);
+    }
+
+    // ---------------------------------------------------------------- maintenance
+
+    private void maintenance(ServerRequest req, ServerResponse res) {
+        // Fresh from queen.system_state so a flip made on another broker shows at once; never fails.
+        switches.refresh();
+        PushSpool.FileStats files = spool.fileStats();
+        ObjectNode body = Json.object()
+                .put("maintenanceMode", switches.pushPaused())
+                .put("popMaintenanceMode", switches.popPaused())
+                .put("bufferedMessages", spool.pendingCount())
+                .put("bufferHealthy", spool.healthy());
+        ObjectNode stats = body.putObject("bufferStats")
+                .put("pendingCount", spool.pendingCount())
+                .put("failedCount", spool.failedCount())
+                .put("dbHealthy", spool.databaseHealthy());
+        // The reference names the sealed spool files awaiting the drain "failedFiles" (all of them failover).
+        stats.putObject("failedFiles")
+                .put("count", files.count())
+                .put("totalBytes", files.totalBytes())
+                .put("totalMB", files.totalBytes() / MIB)
+                .put("failoverCount", files.count())
+                .put("qos0Count", 0);
+        Json.send(res, Status.OK_200, body);
+    }
+
+    private void setMaintenance(ServerRequest req, ServerResponse res) {
+        boolean enabled = enabledFlag(req);
+        switches.setPush(enabled);
+        Json.send(res, Status.OK_200, Json.object()
+                .put("maintenanceMode", enabled)
+                .put("bufferedMessages", spool.pendingCount())
+                .put("bufferHealthy", spool.healthy())
+                .put("message", enabled
+                        ? "Maintenance mode ENABLED. All PUSHes routing to file buffer."
+                        : "Maintenance mode DISABLED. Background processor will drain buffer to DB."));
+    }
+
+    private void popMaintenance(ServerRequest req, ServerResponse res) {
+        boolean on = switches.popPaused();
+        Json.send(res, Status.OK_200, Json.object()
+                .put("popMaintenanceMode", on)
+                .put("message", on
+                        ? "Pop maintenance mode is ON. All POP operations return empty arrays."
+                        : "Pop maintenance mode is OFF. Normal operation."));
+    }
+
+    private void setPopMaintenance(ServerRequest req, ServerResponse res) {
+        boolean enabled = enabledFlag(req);
+        switches.setPop(enabled);
+        Json.send(res, Status.OK_200, Json.object()
+                .put("popMaintenanceMode", enabled)
+                .put("message", enabled
+                        ? "Pop maintenance mode ENABLED. All POP operations will return empty arrays."
+                        : "Pop maintenance mode DISABLED. Normal operation resumed."));
+    }
+
+    private static boolean enabledFlag(ServerRequest req) {
+        JsonNode body;
+        try {
+            body = Json.body(req);
+        } catch (BadRequestException e) {
+            throw new BadRequestException("bad body: " + e.getMessage());
+        }
+        JsonNode enabled = body.get("enabled");
+        if (enabled == null || !enabled.isBoolean()) {
+            throw new BadRequestException("enabled (boolean) is required");
+        }
+        return enabled.booleanValue();
+    }
+
+    // ---------------------------------------------------------------- tenant purge
+
+    private void purgeTenant(ServerRequest req, ServerResponse res) throws SQLException {
+        String raw = req.path().pathParameters().get("tenantId");
+        if (raw == null || !UUID_TEXT.matcher(raw).matches()) {
+            throw new BadRequestException("tenantId \"" + raw + "\" is not a UUID");
+        }
+        UUID tenant = UUID.fromString(raw.toLowerCase(Locale.ROOT));
+        JsonNode body = optionalBody(req);
+        int maxQueues = budget(body, "maxQueues", TenantPurge.DEFAULT_MAX_QUEUES);
+        int maxRows = budget(body, "maxRows", TenantPurge.DEFAULT_MAX_ROWS);
+        String report;
+        try {
+            report = purge.step(tenant, maxQueues, maxRows);
+        } catch (TenantPurge.DefaultTenantRefusedException e) {
+            throw new BadRequestException(e.getMessage());
+        }
+        try {
+            Json.send(res, Status.OK_200, Json.MAPPER.readTree(report));
+        } catch (IOException e) {
+            throw new IllegalStateException("delete_tenant_data_v1 returned no JSON: " + report, e);
+        }
+    }
+
+    /** The body as JSON, or null when there is none (an empty body means the default budgets). */
+    private static JsonNode optionalBody(ServerRequest req) {
+        byte[] bytes;
+        try (InputStream in = req.content().inputStream()) {
+            bytes = in.readAllBytes();
+        } catch (IOException e) {
+            throw new BadRequestException("cannot read request body: " + e.getMessage());
+        }
+        if (new String(bytes, StandardCharsets.UTF_8).isBlank()) {
+            return null;
+        }
+        JsonNode body;
+        try {
+            body = Json.MAPPER.readTree(bytes);
+        } catch (JsonProcessingException e) {
+            throw new BadRequestException("bad body: invalid JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw new BadRequestException("bad body: " + e.getMessage());
+        }
+        if (body != null && !body.isObject() && !body.isNull()) {
+            throw new BadRequestException("bad body: a JSON object is expected");
+        }
+        return body == null || body.isNull() ? null : body;
+    }
+
+    private static int budget(JsonNode body, String field, int fallback) {
+        JsonNode v = body == null ? null : body.get(field);
+        if (v == null || v.isNull()) {
+            return fallback;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToInt() || v.intValue() < 1) {
+            throw new BadRequestException(field + " must be an integer of at least 1");
+        }
+        return v.intValue();
+    }
+}

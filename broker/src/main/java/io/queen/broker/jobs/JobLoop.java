@@ -1,0 +1,149 @@
+package io.queen.broker.jobs;
+
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * One background job on a named daemon platform thread: every jittered tick it asks its
+ * {@link Turn} whether to run, runs the {@link Cycle}, logs what it did, and always releases the
+ * turn. Every failure (claim, cycle or release) is caught and logged, so a schedule never silently
+ * dies; repeated failures are logged at most once a minute with a count of the ones left out.
+ * The jitter (plus or minus a quarter of the tick) keeps replicas from probing in lock-step.
+ */
+final class JobLoop implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(JobLoop.class.getName());
+    private static final long FAILURE_LOG_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    private final String name;
+    private final long tickMs;
+    private final Turn turn;
+    private final Cycle cycle;
+    private final Thread thread;
+    private final AtomicLong runs = new AtomicLong();
+    private final AtomicLong failures = new AtomicLong();
+    private volatile boolean stopping;
+    private long lastFailureLogNanos;
+    private long failuresNotLogged;
+
+    JobLoop(String name, long tickMs, Turn turn, Cycle cycle) {
+        this.name = name;
+        this.tickMs = tickMs;
+        this.turn = turn;
+        this.cycle = cycle;
+        this.thread = Thread.ofPlatform().name("queen-job-" + name).daemon(true).unstarted(this::loop);
+    }
+
+    JobLoop start() {
+        thread.start();
+        return this;
+    }
+
+    /** Cycles that ran to completion, failed or not. */
+    long runs() {
+        return runs.get();
+    }
+
+    long failures() {
+        return failures.get();
+    }
+
+    String name() {
+        return name;
+    }
+
+    private void loop() {
+        // A first short, random delay de-phases replicas that boot together.
+        long delay = ThreadLocalRandom.current().nextLong(Math.max(1, tickMs / 2) + 1);
+        while (!stopping) {
+            try {
+                Thread.sleep(delay);
+            } catch (InterruptedException e) {
+                break;
+            }
+            runOnce();
+            delay = jittered(tickMs);
+        }
+        LOG.fine(() -> "job " + name + " stopped after " + runs.get() + " runs");
+    }
+
+    /** One tick: claim, run, release. Never throws. */
+    void runOnce() {
+        Long token;
+        try {
+            token = turn.claim();
+        } catch (Throwable t) {
+            failed("could not claim its turn", t);
+            return;
+        }
+        if (token == null) {
+            return;
+        }
+        long start = System.nanoTime();
+        try {
+            Cycle.Outcome outcome = cycle.run();
+            long elapsedMs = elapsedMs(start);
+            if (outcome != null && outcome.summary() != null) {
+                LOG.log(outcome.level(), () -> name + ": " + outcome.summary() + " in " + elapsedMs + " ms");
+            }
+        } catch (Throwable t) {
+            failures.incrementAndGet();
+            failed("cycle failed after " + elapsedMs(start) + " ms", t);
+        } finally {
+            runs.incrementAndGet();
+            try {
+                turn.release(token, elapsedMs(start));
+            } catch (Throwable t) {
+                failed("could not release its turn", t);
+            }
+        }
+    }
+
+    private void failed(String what, Throwable t) {
+        if (stopping) {
+            return; // The pool may already be closing under us.
+        }
+        long now = System.nanoTime();
+        if (lastFailureLogNanos != 0 && now - lastFailureLogNanos < FAILURE_LOG_EVERY_NANOS) {
+            failuresNotLogged++;
+            return;
+        }
+        long skipped = failuresNotLogged;
+        failuresNotLogged = 0;
+        lastFailureLogNanos = now;
+        Level level = t instanceof Error ? Level.SEVERE : Level.WARNING;
+        LOG.log(level, "job " + name + " " + what + "; it runs again at its next turn"
+                + (skipped > 0 ? " (" + skipped + " similar failures not logged)" : ""), t);
+    }
+
+    private static long elapsedMs(long startNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    static long jittered(long ms) {
+        long spread = Math.max(1, ms / 4);
+        return Math.max(1, ms - spread + ThreadLocalRandom.current().nextLong(2 * spread + 1));
+    }
+
+    /** Asks the loop to stop after its current run, without waiting. */
+    void signalStop() {
+        stopping = true;
+        thread.interrupt();
+    }
+
+    /** Stops after the current run; waits a bounded time for it. */
+    @Override
+    public void close() {
+        signalStop();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            LOG.warning(() -> "job " + name + " did not stop within 10 s");
+        }
+    }
+}
