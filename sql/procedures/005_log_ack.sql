@@ -38,8 +38,10 @@ CREATE INDEX IF NOT EXISTS idx_log_dlq_partition_failed_at
 -- lock (seed 000 lock order).
 -- -----------------------------------------------------------------------------
 DROP FUNCTION IF EXISTS queen.log_ack_resolve_v1(uuid, text, bytea, uuid);
+DROP FUNCTION IF EXISTS queen.log_ack_resolve_v1(uuid, text, bytea, uuid, boolean);
+-- p_bounded: a leased ack, which can only resolve up to the leased batch end.
 CREATE FUNCTION queen.log_ack_resolve_v1(
-    p_partition_id uuid, p_group text, p_hashes bytea, p_tenant uuid)
+    p_partition_id uuid, p_group text, p_hashes bytea, p_tenant uuid, p_bounded boolean)
 RETURNS TABLE (
     consumer_found boolean,
     tenant_ok boolean,
@@ -97,33 +99,39 @@ BEGIN
      WHERE t.partition_id = p_partition_id AND t.base_offset <= v_lo;
     v_from := COALESCE(v_from, v_lo);
 
-    SELECT array_agg(hit.off ORDER BY n.idx), array_agg(hit.off IS NULL AND low.found ORDER BY n.idx)
-      INTO span_offsets, below_cursor
+    -- Every sidecar row in range is unnested once and hash-joined with the acked
+    -- hashes. A leased ack can only resolve inside its batch, so the scan stops
+    -- at batch_end; a lease-less ack may reach the partition's end.
+    SELECT array_agg(m.off ORDER BY n.idx) INTO span_offsets
       FROM queen.log_unnest_hashes(p_hashes) n
-      LEFT JOIN LATERAL (
-          SELECT min(t.base_offset + o.idx) AS off
+      LEFT JOIN (
+          SELECT o.hash, min(t.base_offset + o.idx) AS off
             FROM queen.log_txns t
             CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) o
            WHERE t.partition_id = p_partition_id
              AND t.base_offset >= v_from
-             AND o.hash = n.hash
+             AND (NOT p_bounded OR t.base_offset <= c.batch_end)
              AND t.base_offset + o.idx >= v_lo
-      ) hit ON true
-      -- Only for hashes not found above the cursor: was it already committed?
-      -- Bounded to the newest 1000 sidecar rows below the cursor; an older
-      -- duplicate ack reads as unresolvable, which is also what the purge of
-      -- old sidecar rows makes it.
-      LEFT JOIN LATERAL (
-          SELECT true AS found
-            FROM (SELECT t.base_offset, t.hashes FROM queen.log_txns t
-                   WHERE t.partition_id = p_partition_id AND t.base_offset <= c.committed
-                     AND t.end_offset >= c.txns_start
-                   ORDER BY t.base_offset DESC LIMIT 1000) t
-            CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) o
-           WHERE o.hash = n.hash AND t.base_offset + o.idx <= c.committed
-           LIMIT 1
-      ) low ON hit.off IS NULL;
-    below_cursor := (SELECT array_agg(COALESCE(b, false)) FROM unnest(below_cursor) b);
+           GROUP BY o.hash
+      ) m ON m.hash = n.hash;
+    below_cursor := array_fill(false, ARRAY[length(p_hashes) / 16]);
+
+    -- Only when some hash did not resolve: was it already committed? Bounded
+    -- to the newest 1000 sidecar rows below the cursor; an older duplicate ack
+    -- reads as unresolvable, which is also what the sidecar purge makes it.
+    IF array_position(span_offsets, NULL) IS NOT NULL THEN
+        SELECT array_agg(span_offsets[n.idx + 1] IS NULL AND b.hash IS NOT NULL ORDER BY n.idx) INTO below_cursor
+          FROM queen.log_unnest_hashes(p_hashes) n
+          LEFT JOIN (
+              SELECT DISTINCT o.hash
+                FROM (SELECT t.base_offset, t.hashes FROM queen.log_txns t
+                       WHERE t.partition_id = p_partition_id AND t.base_offset <= c.committed
+                         AND t.end_offset >= c.txns_start
+                       ORDER BY t.base_offset DESC LIMIT 1000) t
+                CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) o
+               WHERE t.base_offset + o.idx <= c.committed
+          ) b ON b.hash = n.hash;
+    END IF;
     RETURN NEXT;
 END;
 $$;

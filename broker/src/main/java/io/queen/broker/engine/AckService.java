@@ -80,9 +80,9 @@ public final class AckService {
                           boolean requireLiveLease) throws SQLException {
         Item first = items.get(idx.get(0));
         List<String> txns = idx.stream().map(i -> items.get(i).transactionId()).toList();
-        LogStore.AckState s = LogStore.resolveAck(c, first.partitionId(), group, TxnHash.concat(txns), tenant);
         String leaseId = first.leaseId() == null ? "" : first.leaseId();
         boolean leased = !leaseId.isEmpty() || requireLiveLease;
+        LogStore.AckState s = LogStore.resolveAck(c, first.partitionId(), group, TxnHash.concat(txns), tenant, leased);
         String groupError = !s.consumerFound() ? CONSUMER_NOT_FOUND
                 : !s.tenantOk() ? FOREIGN_PARTITION
                 : leased && (!s.leaseLive() || (!leaseId.isEmpty() && !leaseId.equals(s.workerId()))) ? INVALID_LEASE

@@ -223,13 +223,14 @@ public final class LogStore {
     }
 
     /** Locks the (partition, group) row for the rest of the transaction and resolves the hashes. */
-    public static AckState resolveAck(Connection c, UUID partitionId, String group, byte[] hashes, UUID tenant)
-            throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_ack_resolve_v1(?, ?, ?, ?)")) {
+    public static AckState resolveAck(Connection c, UUID partitionId, String group, byte[] hashes, UUID tenant,
+                                      boolean leased) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_ack_resolve_v1(?, ?, ?, ?, ?)")) {
             ps.setObject(1, partitionId);  // p_partition_id
             ps.setString(2, group);        // p_group
             ps.setBytes(3, hashes);        // p_hashes
             ps.setObject(4, tenant);       // p_tenant
+            ps.setBoolean(5, leased);      // p_bounded
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 boolean found = rs.getBoolean(1);
