@@ -69,18 +69,25 @@ LANGUAGE sql AS $$
 $$;
 
 -- Appends one segment of p_count frames. With p_probe and a positive dedup
--- window (p_dedup_window_seconds, or the queue's when NULL), any incoming hash already stored in this partition inside the window
+-- window (p_dedup_window_seconds, or the queue's when NULL), any incoming hash
+-- already stored in this partition inside the window
 -- makes the whole segment a duplicate: nothing is written and the original
 -- offsets are returned ({"status":"duplicate","dups":[{"i":idx,"off":offset}]}),
 -- for the broker to report and to re-push the rest. Otherwise:
 -- {"status":"queued","baseOffset":B,"createdAt":ts}.
+-- The broker's dedup cache vouches for the sidecar rows it wrote itself,
+-- contiguously, in [p_vouched_from, p_vouched_to]; the probe skips those rows
+-- (the reference's p_verified watermark). NULLs vouch for nothing.
+DROP FUNCTION IF EXISTS queen.log_push_one_v1(uuid, integer, bytea, bytea, integer, boolean);
 CREATE OR REPLACE FUNCTION queen.log_push_one_v1(
     p_partition_id uuid,
     p_count integer,
     p_blob bytea,
     p_hashes bytea,
     p_dedup_window_seconds integer,
-    p_probe boolean)
+    p_probe boolean,
+    p_vouched_from bigint,
+    p_vouched_to bigint)
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -113,6 +120,9 @@ BEGIN
               ON w.partition_id = p_partition_id
              AND w.created_at >= now() - make_interval(secs => v_window)
              AND w.end_offset >= v_txns_start
+             -- Two PK ranges around the vouched block (it is whole segments, so bases suffice).
+             AND (w.base_offset < COALESCE(p_vouched_from, 9223372036854775807)
+                  OR w.base_offset > COALESCE(p_vouched_to, -1))
             CROSS JOIN LATERAL queen.log_unnest_hashes(w.hashes) o
             WHERE o.hash = n.hash
             GROUP BY n.idx

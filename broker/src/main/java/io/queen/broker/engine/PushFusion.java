@@ -5,9 +5,7 @@ import io.queen.broker.store.Database;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -129,16 +127,16 @@ final class PushFusion {
     }
 
     private void flush(List<Job> jobs) throws SQLException {
-        Map<java.util.UUID, List<PushService.Slot>> byPartition = new HashMap<>();
-        Map<java.util.UUID, Boolean> encrypt = new HashMap<>();
+        PushService.Batch batch = new PushService.Batch();
         for (Job j : jobs) {
-            PushService.collect(j.groups, byPartition, encrypt);
+            batch.add(j.groups);
         }
         try (Connection c = database.connection()) {
             c.setAutoCommit(false);
             try {
-                writer.writePartitions(c, byPartition, encrypt, false);
+                writer.writePartitions(c, batch, false);
                 c.commit();
+                batch.committed();
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 jobs.forEach(j -> j.groups.forEach(g -> g.slots.forEach(s -> s.status = null)));

@@ -90,6 +90,7 @@ public final class PushService {
     private final CommitListener listener;
     private final int zstdLevel;
     private final PushFusion fusion;
+    private final DedupCache dedupCache;
 
     public PushService(Database database, QueueCatalog catalog, PayloadCipher cipher, CommitListener listener,
                        int zstdLevel) {
@@ -99,6 +100,30 @@ public final class PushService {
         this.listener = listener;
         this.zstdLevel = zstdLevel;
         this.fusion = new PushFusion(database, this);
+        this.dedupCache = new DedupCache(DEDUP_CACHE_ENTRIES);
+    }
+
+    /** About 100 bytes an entry: a few hundred MB at most, the order of the reference's 512 MB default. */
+    static final long DEDUP_CACHE_ENTRIES = 2_000_000;
+
+    /** The slots to write per partition, with what the write needs to know of each partition. */
+    static final class Batch {
+        final Map<UUID, List<Slot>> slots = new HashMap<>();
+        final Map<UUID, LogStore.Provisioned> partitions = new HashMap<>();
+        /** Cache records of written segments, applied only once the transaction committed. */
+        final List<Runnable> afterCommit = new ArrayList<>();
+
+        void add(List<Group> groups) {
+            for (Group g : groups) {
+                UUID pid = g.provisioned.partitionId();
+                slots.computeIfAbsent(pid, k -> new ArrayList<>()).addAll(g.slots);
+                partitions.put(pid, g.provisioned);
+            }
+        }
+
+        void committed() {
+            afterCommit.forEach(Runnable::run);
+        }
     }
 
     public List<Result> push(UUID tenant, List<Item> items) throws SQLException {
@@ -197,23 +222,25 @@ public final class PushService {
      * Writes partitions inside the caller's transaction: locks them ascending by id (when more than
      * one), then one segment each. Slots repeating a transaction id already in the same partition's
      * list are reported as duplicates of the first. With {@code failOnDuplicate} a stored duplicate
-     * aborts instead of being reported (the transaction route).
+     * aborts instead of being reported (the transaction route). The caller runs
+     * {@link Batch#committed()} after its commit.
      */
-    void writePartitions(Connection c, Map<UUID, List<Slot>> byPartition, Map<UUID, Boolean> encrypt,
-                         boolean failOnDuplicate) throws SQLException, DuplicateInTransactionException {
-        List<UUID> ids = new ArrayList<>(byPartition.keySet());
+    void writePartitions(Connection c, Batch batch, boolean failOnDuplicate)
+            throws SQLException, DuplicateInTransactionException {
+        List<UUID> ids = new ArrayList<>(batch.slots.keySet());
         ids.sort(Comparator.naturalOrder());
         if (ids.size() > 1) {
             // One partition needs no pre-lock: log_push_one_v1 takes its row lock itself.
             LogStore.lockPartitions(c, ids);
         }
         for (UUID pid : ids) {
-            writePartition(c, pid, byPartition.get(pid), encrypt.get(pid), failOnDuplicate);
+            writePartition(c, pid, batch.slots.get(pid), batch.partitions.get(pid), failOnDuplicate, batch.afterCommit);
         }
     }
 
-    private void writePartition(Connection c, UUID partitionId, List<Slot> slots, boolean encrypt,
-                                boolean failOnDuplicate) throws SQLException, DuplicateInTransactionException {
+    private void writePartition(Connection c, UUID partitionId, List<Slot> slots, LogStore.Provisioned partition,
+                                boolean failOnDuplicate, List<Runnable> afterCommit)
+            throws SQLException, DuplicateInTransactionException {
         Map<String, Slot> firstByTxn = new HashMap<>();
         Map<Slot, Slot> repeats = new LinkedHashMap<>();
         List<Slot> pending = new ArrayList<>(slots.size());
@@ -227,26 +254,50 @@ public final class PushService {
         }
         // Broker-minted transaction ids are fresh UUIDv7s and cannot collide: only client ids need the probe.
         boolean probe = pending.stream().anyMatch(s -> s.item.transactionId() != null);
+        // The catalog's window may be up to its TTL old; SQL re-reads it under the lock for the probe itself.
+        int window = partition.dedupWindowSeconds();
+        DedupCache.Vouch vouch = window > 0 ? dedupCache.vouch(partitionId, window, System.currentTimeMillis()) : null;
+        if (probe && vouch != null) {
+            List<Slot> rest = new ArrayList<>(pending.size());
+            for (Slot s : pending) {
+                DedupCache.Hit hit = s.item.transactionId() == null ? null : dedupCache.hit(partitionId, TxnHash.of(s.txn));
+                if (hit == null) {
+                    rest.add(s);
+                } else if (failOnDuplicate) {
+                    throw duplicateInTransaction(s);
+                } else {
+                    s.resultId = hit.messageId();
+                    s.status = "duplicate";
+                }
+            }
+            pending = rest;
+        }
         while (!pending.isEmpty()) {
             List<Frame> frames = new ArrayList<>(pending.size());
             List<String> txns = new ArrayList<>(pending.size());
             for (Slot s : pending) {
-                frames.add(frame(s, encrypt));
+                frames.add(frame(s, partition.encryptionEnabled()));
                 txns.add(s.txn);
             }
+            byte[] hashes = TxnHash.concat(txns);
             LogStore.PushVerdict v = LogStore.pushOne(c, partitionId, frames.size(),
-                    SegmentCodec.encode(frames, zstdLevel), TxnHash.concat(txns), null, probe);
+                    SegmentCodec.encode(frames, zstdLevel), hashes, null, probe,
+                    vouch == null ? null : vouch.from(), vouch == null ? null : vouch.to());
             if (v.queued()) {
-                for (Slot s : pending) {
+                UUID[] written = new UUID[pending.size()];
+                for (int i = 0; i < written.length; i++) {
+                    Slot s = pending.get(i);
                     s.resultId = s.id;
                     s.status = "queued";
+                    written[i] = s.id;
+                }
+                if (window > 0) {
+                    afterCommit.add(() -> dedupCache.record(partitionId, v.baseOffset(), hashes, written, v.createdAt()));
                 }
                 break;
             }
             if (failOnDuplicate) {
-                Slot first = pending.get((int) v.duplicates().get(0)[0]);
-                throw new DuplicateInTransactionException("QDUP transactionId " + first.txn + " already pushed to "
-                        + first.item.queue() + "/" + first.item.partition() + " inside the dedup window");
+                throw duplicateInTransaction(pending.get((int) v.duplicates().get(0)[0]));
             }
             List<Slot> rest = new ArrayList<>(pending);
             for (long[] dup : v.duplicates()) {
@@ -261,6 +312,11 @@ public final class PushService {
             repeat.resultId = first.resultId;
             repeat.status = "duplicate";
         });
+    }
+
+    private static DuplicateInTransactionException duplicateInTransaction(Slot s) {
+        return new DuplicateInTransactionException("QDUP transactionId " + s.txn + " already pushed to "
+                + s.item.queue() + "/" + s.item.partition() + " inside the dedup window");
     }
 
     private Frame frame(Slot s, boolean encrypt) {
@@ -285,14 +341,5 @@ public final class PushService {
             return ZERO_UUID;
         }
         return SegmentCodec.decode(s.blob(), (int) (offset - s.baseOffset()), 1).get(0).messageId();
-    }
-
-    /** Slots of the groups by partition id, and each partition's encryption flag. */
-    static void collect(List<Group> groups, Map<UUID, List<Slot>> byPartition, Map<UUID, Boolean> encrypt) {
-        for (Group g : groups) {
-            UUID pid = g.provisioned.partitionId();
-            byPartition.computeIfAbsent(pid, k -> new ArrayList<>()).addAll(g.slots);
-            encrypt.put(pid, g.provisioned.encryptionEnabled());
-        }
     }
 }

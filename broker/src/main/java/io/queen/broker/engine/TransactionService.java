@@ -68,16 +68,15 @@ public final class TransactionService {
         PushService.Plan plan = push.plan(items);
         List<PushService.Group> groups = plan.groups;
         OpResult[] results = new OpResult[ops.size()];
+        PushService.Batch batch = new PushService.Batch();
 
         try (Connection c = database.connection()) {
             c.setAutoCommit(false);
             try {
                 if (!groups.isEmpty()) {
                     push.provision(c, tenant, groups, false);
-                    Map<UUID, List<PushService.Slot>> byPartition = new HashMap<>();
-                    Map<UUID, Boolean> encrypt = new HashMap<>();
-                    PushService.collect(groups, byPartition, encrypt);
-                    push.writePartitions(c, byPartition, encrypt, true);
+                    batch.add(groups);
+                    push.writePartitions(c, batch, true);
                 }
                 String rejection = applyAcks(c, tenant, ackOps, anyLeaseInfo, results);
                 if (rejection != null) {
@@ -85,6 +84,7 @@ public final class TransactionService {
                     return new Outcome(txId, false, rejection, "ack_rejected", List.of());
                 }
                 c.commit();
+                batch.committed();
             } catch (PushService.DuplicateInTransactionException e) {
                 c.rollback();
                 return new Outcome(txId, false, e.getMessage(), "duplicate", List.of());

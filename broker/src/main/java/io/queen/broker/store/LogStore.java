@@ -122,10 +122,14 @@ public final class LogStore {
         }
     }
 
-    /** @param dedupWindowSeconds null = the queue's current setting */
+    /**
+     * @param dedupWindowSeconds null = the queue's current setting
+     * @param vouchedFrom        with vouchedTo, the sidecar rows the broker's dedup cache vouches for (null: none)
+     */
     public static PushVerdict pushOne(Connection c, UUID partitionId, int count, byte[] blob, byte[] hashes,
-                                      Integer dedupWindowSeconds, boolean probe) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_push_one_v1(?, ?, ?, ?, ?, ?)")) {
+                                      Integer dedupWindowSeconds, boolean probe, Long vouchedFrom, Long vouchedTo)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_push_one_v1(?, ?, ?, ?, ?, ?, ?, ?)")) {
             ps.setObject(1, partitionId);      // p_partition_id
             ps.setInt(2, count);               // p_count
             ps.setBytes(3, blob);              // p_blob
@@ -136,6 +140,8 @@ public final class LogStore {
                 ps.setInt(5, dedupWindowSeconds);
             }
             ps.setBoolean(6, probe);           // p_probe
+            ps.setObject(7, vouchedFrom, Types.BIGINT);  // p_vouched_from
+            ps.setObject(8, vouchedTo, Types.BIGINT);    // p_vouched_to
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 JsonNode v = MAPPER.readTree(rs.getString(1));

@@ -336,7 +336,8 @@ class MessagePathIT {
                 "{\"items\":[{\"queue\":\"dedup\",\"partition\":\"other\",\"payload\":1,\"transactionId\":\"order-1\"}]}");
         assertEquals("queued", otherPartition.json().get(0).get("status").asText(), "dedup is per partition");
 
-        BrokerFixture.sql(db, "UPDATE queen.queues SET dedup_window_seconds = 1 WHERE name = 'dedup'");
+        Reply configured = http.post("/api/v1/configure", "{\"queue\":\"dedup\",\"options\":{\"dedupWindowSeconds\":1}}");
+        assertEquals(200, configured.status(), configured.body());
         Thread.sleep(1500);
         Reply late = http.post("/api/v1/push", "{\"items\":[{\"queue\":\"dedup\",\"payload\":1,\"transactionId\":\"order-1\"}]}");
         assertEquals("queued", late.json().get(0).get("status").asText(), "beyond the window it is new");

@@ -69,4 +69,26 @@ class MultiBrokerIT {
             assertTrue(r.json().get("messages").size() >= 2, "the messages of before and after the outage");
         }
     }
+
+    @Test
+    void deduplicationHoldsAcrossBrokersWhateverEachBrokersCacheHolds() {
+        DatabaseSettings db = TestPostgres.freshDatabase("dedup_two_brokers");
+        try (Broker a = BrokerFixture.start(db, Map.of()); Broker b = BrokerFixture.start(db, Map.of())) {
+            HttpProbe onA = new HttpProbe(a.port());
+            HttpProbe onB = new HttpProbe(b.port());
+            String x = "{\"items\":[{\"queue\":\"dd\",\"payload\":1,\"transactionId\":\"X\"}]}";
+            String y = "{\"items\":[{\"queue\":\"dd\",\"payload\":2,\"transactionId\":\"Y\"}]}";
+            String z = "{\"items\":[{\"queue\":\"dd\",\"payload\":3,\"transactionId\":\"Z\"}]}";
+            assertEquals("queued", onA.post("/api/v1/push", x).json().get(0).get("status").asText());
+            assertEquals("duplicate", onB.post("/api/v1/push", x).json().get(0).get("status").asText(),
+                    "B never wrote X: its probe finds A's row");
+            assertEquals("queued", onB.post("/api/v1/push", y).json().get(0).get("status").asText());
+            assertEquals("queued", onA.post("/api/v1/push", z).json().get(0).get("status").asText());
+            assertEquals("duplicate", onA.post("/api/v1/push", y).json().get(0).get("status").asText(),
+                    "B wrote between A's writes: A's cache must not vouch for B's row");
+            assertEquals("duplicate", onA.post("/api/v1/push", x).json().get(0).get("status").asText());
+            assertEquals("duplicate", onA.post("/api/v1/push", z).json().get(0).get("status").asText(),
+                    "a duplicate answered from A's own cache");
+        }
+    }
 }
