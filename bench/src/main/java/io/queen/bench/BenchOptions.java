@@ -1,0 +1,124 @@
+package io.queen.bench;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Command-line flags of {@code bin/bench}, each {@code --name value} or {@code --name=value}.
+ * The message count is rounded up to a whole number of push requests, so every request and every
+ * segment holds exactly {@code batch} messages.
+ */
+record BenchOptions(long messages, List<Integer> partitionsList, int producers, int consumers, int batch,
+                    int payloadBytes, double rate, double latencyRate, int latencySeconds, int latencyPushBatch) {
+
+    static final String USAGE = """
+            usage: bin/bench [flags]
+              --messages N            messages pushed then consumed per partition count (50000)
+              --partitions-list A,B   partition counts to run, in order (10,10000); --partitions N runs one
+              --producers N           concurrent HTTP producers, also the ceiling's JDBC writers (8)
+              --consumers N           concurrent consumers: pop then batch ack (8)
+              --batch N               items per push request, and pop batch size (100)
+              --payload-bytes N       approximate JSON payload size (1024)
+              --rate R                push rate limit in msg/s, 0 = unthrottled (0)
+              --latency-rate R        fixed push rate of the latency run in msg/s (1000)
+              --latency-seconds S     length of the latency run (10)
+              --latency-push-batch N  items per push request in the latency run (10)
+            PostgreSQL: QUEEN_BENCH_PG_URL=postgresql://user:pass@host:port/db, else an embedded one.
+            Extra broker JVM options: QUEEN_BENCH_BROKER_JAVA_OPTS.""";
+
+    private static final Set<String> FLAGS = Set.of("messages", "partitions-list", "partitions", "producers",
+            "consumers", "batch", "payload-bytes", "rate", "latency-rate", "latency-seconds", "latency-push-batch");
+
+    /** The options for {@code args}; throws IllegalArgumentException naming the bad flag. */
+    static BenchOptions parse(String... args) {
+        Map<String, String> flags = new HashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (!arg.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument " + arg);
+            }
+            String name = arg.substring(2);
+            String value;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                throw new IllegalArgumentException("--" + name + " needs a value");
+            }
+            if (!FLAGS.contains(name)) {
+                throw new IllegalArgumentException("unknown flag --" + name);
+            }
+            flags.put(name.equals("partitions") ? "partitions-list" : name, value);
+        }
+        int batch = positiveInt("batch", flags.getOrDefault("batch", "100"));
+        long messages = positiveLong("messages", flags.getOrDefault("messages", "50000"));
+        return new BenchOptions(
+                (messages + batch - 1) / batch * batch,
+                intList("partitions-list", flags.getOrDefault("partitions-list", "10,10000")),
+                positiveInt("producers", flags.getOrDefault("producers", "8")),
+                positiveInt("consumers", flags.getOrDefault("consumers", "8")),
+                batch,
+                positiveInt("payload-bytes", flags.getOrDefault("payload-bytes", "1024")),
+                nonNegative("rate", flags.getOrDefault("rate", "0")),
+                nonNegative("latency-rate", flags.getOrDefault("latency-rate", "1000")),
+                positiveInt("latency-seconds", flags.getOrDefault("latency-seconds", "10")),
+                positiveInt("latency-push-batch", flags.getOrDefault("latency-push-batch", "10")));
+    }
+
+    /** Push requests of the throughput run. */
+    long requests() {
+        return messages / batch;
+    }
+
+    /** Messages of the latency run (0 when it is switched off with --latency-rate 0). */
+    long latencyMessages() {
+        long n = Math.round(latencyRate * latencySeconds);
+        return (n + latencyPushBatch - 1) / latencyPushBatch * latencyPushBatch;
+    }
+
+    private static long positiveLong(String name, String v) {
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // Reported below.
+        }
+        throw new IllegalArgumentException("--" + name + " must be a positive integer, got " + v);
+    }
+
+    private static int positiveInt(String name, String v) {
+        long n = positiveLong(name, v);
+        if (n > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("--" + name + " is too large: " + v);
+        }
+        return (int) n;
+    }
+
+    private static double nonNegative(String name, String v) {
+        try {
+            double d = Double.parseDouble(v.trim());
+            if (d >= 0 && Double.isFinite(d)) {
+                return d;
+            }
+        } catch (NumberFormatException ignored) {
+            // Reported below.
+        }
+        throw new IllegalArgumentException("--" + name + " must be a number >= 0, got " + v);
+    }
+
+    private static List<Integer> intList(String name, String v) {
+        List<Integer> out = new ArrayList<>();
+        for (String part : v.split(",")) {
+            out.add(positiveInt(name, part));
+        }
+        return List.copyOf(out);
+    }
+}

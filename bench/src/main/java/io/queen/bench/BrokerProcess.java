@@ -1,0 +1,133 @@
+package io.queen.bench;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The broker under test, run as a child JVM ({@code io.queen.broker.Main} from a directory holding
+ * queen-broker.jar and lib/, broker/target by default) on a
+ * free port against one database, its output in a log file. Being a separate process its peak
+ * resident set can be read from {@code /proc/<pid>/status}.
+ */
+final class BrokerProcess implements AutoCloseable {
+    private static final long START_TIMEOUT_MS = 120_000;
+    private static final int CLOCK_TICKS_PER_SECOND = 100; // USER_HZ, 100 on every Linux build in use
+
+    private final Process process;
+    private final URI baseUri;
+    private final Path logFile;
+
+    private BrokerProcess(Process process, URI baseUri, Path logFile) {
+        this.process = process;
+        this.baseUri = baseUri;
+        this.logFile = logFile;
+    }
+
+    /** Starts the broker and returns once {@code GET /health} answers 200. */
+    static BrokerProcess start(Path brokerDir, PgServer.Database db, Path logFile)
+            throws IOException, InterruptedException {
+        int port = freePort();
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("--enable-native-access=ALL-UNNAMED");
+        String extra = System.getenv("QUEEN_BENCH_BROKER_JAVA_OPTS");
+        if (extra != null && !extra.isBlank()) {
+            cmd.addAll(List.of(extra.trim().split("\\s+")));
+        }
+        cmd.add("-cp");
+        // The java launcher expands lib/* itself.
+        cmd.add(brokerDir.resolve("queen-broker.jar") + ":" + brokerDir.resolve("lib") + "/*");
+        cmd.add("io.queen.broker.Main");
+        Files.createDirectories(logFile.getParent());
+        ProcessBuilder pb = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(logFile.toFile());
+        var env = pb.environment();
+        env.put("PG_HOST", db.host());
+        env.put("PG_PORT", Integer.toString(db.port()));
+        env.put("PG_USER", db.user());
+        env.put("PG_PASSWORD", db.password());
+        env.put("PG_DATABASE", db.name());
+        env.put("PORT", Integer.toString(port));
+        env.put("QUEEN_BIND_ADDR", "127.0.0.1");
+        Process process = pb.start();
+        // An interrupted benchmark (Ctrl-C) must not leave the broker running.
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroy, "bench-broker-stop"));
+        BrokerProcess broker = new BrokerProcess(process, URI.create("http://127.0.0.1:" + port), logFile);
+        try {
+            broker.awaitHealthy(new BrokerHttp(broker.baseUri));
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            broker.close();
+            throw e;
+        }
+        return broker;
+    }
+
+    URI baseUri() {
+        return baseUri;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** Peak resident set size so far (VmHWM), in MiB. */
+    double peakRssMb() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status"))) {
+            if (line.startsWith("VmHWM:")) {
+                return Long.parseLong(line.replaceAll("\\D", "")) / 1024.0;
+            }
+        }
+        throw new IOException("no VmHWM in /proc/" + process.pid() + "/status");
+    }
+
+    /** CPU time (user + system) the broker process has used so far, in seconds. */
+    double cpuSeconds() throws IOException {
+        String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+        // Fields after the parenthesised command name: state is field 3, utime 14 and stime 15.
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLOCK_TICKS_PER_SECOND;
+    }
+
+    /** SIGTERM (the broker's shutdown hook closes it cleanly), then a kill after 15 s. */
+    @Override
+    public void close() {
+        process.destroy();
+        try {
+            if (!process.waitFor(15, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void awaitHealthy(BrokerHttp http) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MS);
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IOException("the broker exited with code " + process.exitValue() + " before /health "
+                        + "answered; see " + logFile);
+            }
+            if (http.healthy()) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new IOException("the broker did not answer /health within " + START_TIMEOUT_MS / 1000 + " s; see "
+                + logFile);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}

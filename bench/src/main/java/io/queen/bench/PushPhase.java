@@ -1,0 +1,109 @@
+package io.queen.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Concurrent HTTP producers: request k carries {@code perRequest} messages for partition
+ * {@code k % partitions}, so each request becomes exactly one segment in the broker.
+ */
+final class PushPhase {
+    /** What to push. Message sequence numbers run from {@code firstSeq}. */
+    record Plan(String queue, int partitions, long requests, int perRequest, long firstSeq, int producers) {
+        long messages() {
+            return requests * perRequest;
+        }
+    }
+
+    /** {@code notQueued}: items answered with another status than "queued", or lost to a failed request. */
+    record Outcome(long messages, long notQueued, long elapsedNanos, String firstError) {
+        double messagesPerSecond() {
+            return messages / (elapsedNanos / 1e9);
+        }
+    }
+
+    private final BrokerHttp http;
+    private final Plan plan;
+    private final Payloads payloads;
+    private final Pacer pacer;
+    private final Progress progress;
+    private final AtomicLong nextRequest = new AtomicLong();
+    private final AtomicLong notQueued = new AtomicLong();
+    private final AtomicReference<String> firstError = new AtomicReference<>();
+
+    private PushPhase(BrokerHttp http, Plan plan, Payloads payloads, Pacer pacer, Progress progress) {
+        this.http = http;
+        this.plan = plan;
+        this.payloads = payloads;
+        this.pacer = pacer;
+        this.progress = progress;
+    }
+
+    static Outcome run(BrokerHttp http, Plan plan, Payloads payloads, Pacer pacer, Progress progress)
+            throws InterruptedException {
+        return new PushPhase(http, plan, payloads, pacer, progress).run();
+    }
+
+    private Outcome run() throws InterruptedException {
+        long start = System.nanoTime();
+        List<Thread> producers = new ArrayList<>();
+        for (int i = 0; i < plan.producers(); i++) {
+            producers.add(Thread.ofPlatform().name("bench-producer-" + i).start(this::produce));
+        }
+        for (Thread t : producers) {
+            t.join();
+        }
+        return new Outcome(plan.messages(), notQueued.get(), System.nanoTime() - start, firstError.get());
+    }
+
+    private void produce() {
+        StringBuilder body = new StringBuilder();
+        for (long k; (k = nextRequest.getAndIncrement()) < plan.requests(); ) {
+            long sentAt = pacer.awaitSlot(k);
+            body.setLength(0);
+            appendRequest(body, k, sentAt);
+            try {
+                JsonNode results = http.push(body.toString());
+                int queued = 0;
+                for (JsonNode r : results) {
+                    if ("queued".equals(r.path("status").asText())) {
+                        queued++;
+                    } else {
+                        firstError.compareAndSet(null, "push item status " + r.path("status").asText());
+                    }
+                }
+                notQueued.addAndGet(plan.perRequest() - queued);
+            } catch (IOException e) {
+                notQueued.addAndGet(plan.perRequest());
+                firstError.compareAndSet(null, e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            progress.add(plan.perRequest());
+        }
+    }
+
+    private void appendRequest(StringBuilder sb, long k, long sentAt) {
+        String partition = Payloads.partitionName(k, plan.partitions());
+        long seq = plan.firstSeq() + k * plan.perRequest();
+        sb.append("{\"items\":[");
+        for (int i = 0; i < plan.perRequest(); i++, seq++) {
+            if (i > 0) {
+                sb.append(',');
+            }
+            sb.append("{\"queue\":\"").append(plan.queue())
+              .append("\",\"partition\":\"").append(partition)
+              .append("\",\"transactionId\":\"").append(Payloads.transactionId(seq))
+              .append("\",\"payload\":");
+            payloads.append(sb, seq, sentAt);
+            sb.append('}');
+        }
+        sb.append("]}");
+    }
+}

@@ -1,0 +1,85 @@
+package io.queen.bench;
+
+import java.util.List;
+import java.util.function.Function;
+
+/** The closing table: one column per partition count, then the ratio between the first and last. */
+final class ReportTable {
+    private static final String ROW = "%-34s";
+    private static final String CELL = "%14s";
+
+    private ReportTable() {
+    }
+
+    static String render(BenchOptions o, List<ScenarioResult> results) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format("%n== Queen broker benchmark: %,d messages, %d producers, %d consumers, batch %d, "
+                        + "payload %d B, push rate %s ==%n", o.messages(), o.producers(), o.consumers(), o.batch(),
+                o.payloadBytes(), o.rate() > 0 ? String.format("%,.0f msg/s", o.rate()) : "unthrottled"));
+        row(sb, "partitions", results, r -> String.format("%,d", r.partitions()));
+        row(sb, "push msg/s", results, r -> rate(r.push().messagesPerSecond()));
+        row(sb, "end-to-end msg/s (consume phase)", results, r -> rate(r.consume().messagesPerSecond()));
+        row(sb, "push->delivery p50 ms (backlog)", results, r -> ms(r.consume().latencies().percentileMs(50)));
+        row(sb, "push->delivery p99 ms (backlog)", results, r -> ms(r.consume().latencies().percentileMs(99)));
+        if (o.latencyMessages() > 0) {
+            String at = String.format("@%,.0f msg/s", o.latencyRate());
+            row(sb, "delivery p50 ms " + at, results, r -> ms(r.latency().delivery().latencies().percentileMs(50)));
+            row(sb, "delivery p99 ms " + at, results, r -> ms(r.latency().delivery().latencies().percentileMs(99)));
+        }
+        row(sb, "broker peak RSS MB", results, r -> String.format("%,.0f", r.brokerPeakRssMb()));
+        row(sb, "CPU s broker/client/wall", results, r -> String.format("%.0f/%.0f/%.0f", r.cpu().brokerSeconds(),
+                r.cpu().clientSeconds(), r.cpu().wallSeconds()));
+        row(sb, "raw PostgreSQL ceiling msg/s", results, r -> rate(r.ceiling().messagesPerSecond()));
+        row(sb, "push / ceiling", results, r -> String.format("%.0f%%", 100 * r.pushToCeiling()));
+        row(sb, "issues", results, ReportTable::issues);
+        if (results.size() > 1) {
+            ScenarioResult first = results.get(0);
+            ScenarioResult last = results.get(results.size() - 1);
+            sb.append(String.format("throughput P=%,d / P=%,d: push %.2fx, end-to-end %.2fx%n", last.partitions(),
+                    first.partitions(), last.push().messagesPerSecond() / first.push().messagesPerSecond(),
+                    last.consume().messagesPerSecond() / first.consume().messagesPerSecond()));
+        }
+        return sb.toString();
+    }
+
+    private static void row(StringBuilder sb, String name, List<ScenarioResult> results,
+                            Function<ScenarioResult, String> cell) {
+        sb.append(String.format(ROW, name));
+        for (ScenarioResult r : results) {
+            sb.append(String.format(CELL, cell.apply(r)));
+        }
+        sb.append(System.lineSeparator());
+    }
+
+    /** "none", or a short tally of anything that makes the column's figures suspect. */
+    private static String issues(ScenarioResult r) {
+        long notQueued = r.push().notQueued() + (r.latency() == null ? 0 : r.latency().push().notQueued());
+        long repeats = r.consume().repeats() + (r.latency() == null ? 0 : r.latency().delivery().repeats());
+        long ackFailures = r.consume().ackFailures()
+                + (r.latency() == null ? 0 : r.latency().delivery().ackFailures());
+        boolean incomplete = !r.consume().complete() || (r.latency() != null && !r.latency().delivery().complete());
+        StringBuilder sb = new StringBuilder();
+        if (incomplete) {
+            sb.append("INCOMPLETE ");
+        }
+        if (notQueued > 0) {
+            sb.append(notQueued).append("nq ");
+        }
+        if (repeats > 0) {
+            sb.append(repeats).append("rep ");
+        }
+        if (ackFailures > 0) {
+            sb.append(ackFailures).append("ackf ");
+        }
+        return sb.isEmpty() ? "none" : sb.toString().trim();
+    }
+
+    private static String rate(double perSecond) {
+        return String.format("%,.0f", perSecond);
+    }
+
+    private static String ms(double millis) {
+        return Double.isNaN(millis) ? "-" : millis >= 100 ? String.format("%,.0f", millis)
+                : String.format("%.1f", millis);
+    }
+}

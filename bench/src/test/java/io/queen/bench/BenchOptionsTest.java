@@ -1,0 +1,34 @@
+package io.queen.bench;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class BenchOptionsTest {
+    @Test
+    void defaultsMatchTheUsageText() {
+        BenchOptions o = BenchOptions.parse();
+        assertEquals(50_000, o.messages());
+        assertEquals(List.of(10, 10_000), o.partitionsList());
+        assertEquals(100, o.batch());
+        assertEquals(10_000, o.latencyMessages());
+    }
+
+    @Test
+    void roundsMessagesUpToWholeRequests() {
+        BenchOptions o = BenchOptions.parse("--messages", "250", "--batch=100", "--partitions", "3");
+        assertEquals(300, o.messages());
+        assertEquals(3, o.requests());
+        assertEquals(List.of(3), o.partitionsList());
+    }
+
+    @Test
+    void rejectsUnknownAndBadFlags() {
+        assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse("--nope", "1"));
+        assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse("--messages", "0"));
+        assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse("--rate"));
+    }
+}
