@@ -62,12 +62,13 @@ public final class QueueHttpService implements HttpService {
     }
 
     /**
-     * {@code mode} as the replace flag. Absent or null means replace: contract 1.5.3, where every
-     * configure replaced (merge-by-default arrived in 1.6.0). Anything but the two words is a 400.
+     * {@code mode} as the replace flag. Absent or null means merge, the newest behaviour the spec
+     * names (1.6.0; up to 1.5 every call replaced), as our issue asks; clients wanting the old
+     * meaning send {@code "replace"} (the operator always does). Anything but the two words is a 400.
      */
     static boolean replaceMode(JsonNode mode) {
         if (mode == null || mode.isNull()) {
-            return true;
+            return false;
         }
         if (mode.isTextual() && mode.asText().equals("merge")) {
             return false;

@@ -194,13 +194,13 @@ class ConfigureRoutesIT {
     }
 
     @Test
-    void withoutModeEveryCallReplacesAsContract153Did() {
+    void withoutModeACallMergesAsTheNewestBrokersDo() {
         configureOk("{\"queue\":\"nomode\",\"options\":" + json(CUSTOM) + "}");
         JsonNode echo = configureOk("{\"queue\":\"nomode\",\"options\":{\"retryLimit\":5}}");
-        Map<String, Object> want = new LinkedHashMap<>(DEFAULTS);
+        Map<String, Object> want = new LinkedHashMap<>(CUSTOM);
         want.put("retryLimit", 5);
         assertEquals(expected(want, false), echo.get("options"));
-        assertEquals("", echo.get("namespace").asText());
+        assertEquals("billing", echo.get("namespace").asText());
         assertEquals(expected(want, false),
                 configureOk("{\"queue\":\"nomode\",\"mode\":null,\"options\":{\"retryLimit\":5}}").get("options"));
     }

@@ -21,9 +21,9 @@ class QueueHttpServiceTest {
     }
 
     @Test
-    void anAbsentModeReplacesAsContract153DidAndOnlyTheTwoWordsAreAccepted() throws Exception {
-        assertTrue(QueueHttpService.replaceMode(null));
-        assertTrue(QueueHttpService.replaceMode(json("null")));
+    void anAbsentModeMergesAndOnlyTheTwoWordsAreAccepted() throws Exception {
+        assertFalse(QueueHttpService.replaceMode(null));
+        assertFalse(QueueHttpService.replaceMode(json("null")));
         assertTrue(QueueHttpService.replaceMode(json("\"replace\"")));
         assertFalse(QueueHttpService.replaceMode(json("\"merge\"")));
         for (String bad : List.of("\"patch\"", "\"Replace\"", "\"\"", "true", "1")) {
