@@ -50,7 +50,7 @@ public final class ConsumerGroupHttpService implements HttpService {
         var path = req.path().pathParameters();
         String group = path.get("group");
         String queue = path.get("queue");
-        Target t = target(optionalBody(req), false);
+        Target t = target(Json.optionalObject(req), false);
         int updated = seeks.seekQueue(tenancy.of(req), group, queue, t.toEnd(), t.timestamp());
         if (updated == 0) {
             Json.send(res, Status.NOT_FOUND_404, Json.object().put("success", false)
@@ -69,7 +69,7 @@ public final class ConsumerGroupHttpService implements HttpService {
         String queue = path.get("queue");
         String partition = path.get("partition");
         // The dashboard's per-partition "skip to end" posts no body: an empty body means toEnd.
-        Target t = target(optionalBody(req), true);
+        Target t = target(Json.optionalObject(req), true);
         if (!seeks.seekPartition(tenancy.of(req), group, queue, partition, t.toEnd(), t.timestamp())) {
             Json.send(res, Status.NOT_FOUND_404, Json.object().put("success", false).put("error", "Partition not found"));
             return;
@@ -81,7 +81,7 @@ public final class ConsumerGroupHttpService implements HttpService {
 
     private void subscription(ServerRequest req, ServerResponse res) throws SQLException {
         String group = req.path().pathParameters().get("group");
-        JsonNode body = optionalBody(req);
+        JsonNode body = Json.optionalObject(req);
         JsonNode ts = body == null ? null : body.get("subscriptionTimestamp");
         if (ts == null || ts.isNull() || (ts.isTextual() && ts.asText().isEmpty())) {
             throw new BadRequestException("subscriptionTimestamp is required");
@@ -136,28 +136,4 @@ public final class ConsumerGroupHttpService implements HttpService {
         }
     }
 
-    /** The JSON object body, or null when the body is empty or blank. */
-    private static JsonNode optionalBody(ServerRequest req) {
-        byte[] bytes;
-        try (InputStream in = req.content().inputStream()) {
-            bytes = in.readAllBytes();
-        } catch (IOException e) {
-            throw new BadRequestException("cannot read request body: " + e.getMessage());
-        }
-        if (new String(bytes, StandardCharsets.UTF_8).isBlank()) {
-            return null;
-        }
-        JsonNode body;
-        try {
-            body = Json.MAPPER.readTree(bytes);
-        } catch (JsonProcessingException e) {
-            throw new BadRequestException("bad body: invalid JSON: " + e.getOriginalMessage());
-        } catch (IOException e) {
-            throw new BadRequestException("bad body: " + e.getMessage());
-        }
-        if (!body.isObject()) {
-            throw new BadRequestException("bad body: a JSON object is required");
-        }
-        return body;
-    }
 }

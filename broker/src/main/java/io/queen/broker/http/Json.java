@@ -50,6 +50,37 @@ public final class Json {
         }
     }
 
+    /**
+     * The body as a JSON object, or null when it is empty, blank or JSON null (routes where a body
+     * is optional); anything else that is not an object is a 400.
+     */
+    public static JsonNode optionalObject(ServerRequest req) {
+        byte[] bytes;
+        try (InputStream in = req.content().inputStream()) {
+            bytes = in.readAllBytes();
+        } catch (IOException e) {
+            throw new BadRequestException("cannot read request body: " + e.getMessage());
+        }
+        if (new String(bytes, java.nio.charset.StandardCharsets.UTF_8).isBlank()) {
+            return null;
+        }
+        JsonNode body;
+        try {
+            body = MAPPER.readTree(bytes);
+        } catch (JsonProcessingException e) {
+            throw new BadRequestException("bad body: invalid JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw new BadRequestException("bad body: " + e.getMessage());
+        }
+        if (body == null || body.isNull()) {
+            return null;
+        }
+        if (!body.isObject()) {
+            throw new BadRequestException("bad body: a JSON object is required");
+        }
+        return body;
+    }
+
     /** The request body as a JSON tree; a body that is not JSON is a 400. */
     public static JsonNode body(ServerRequest req) {
         try (InputStream in = req.content().inputStream()) {

@@ -127,7 +127,7 @@ public final class SystemHttpService implements HttpService {
             throw new BadRequestException("tenantId \"" + raw + "\" is not a UUID");
         }
         UUID tenant = UUID.fromString(raw.toLowerCase(Locale.ROOT));
-        JsonNode body = optionalBody(req);
+        JsonNode body = Json.optionalObject(req);
         int maxQueues = budget(body, "maxQueues", TenantPurge.DEFAULT_MAX_QUEUES);
         int maxRows = budget(body, "maxRows", TenantPurge.DEFAULT_MAX_ROWS);
         String report;
@@ -143,30 +143,6 @@ public final class SystemHttpService implements HttpService {
         }
     }
 
-    /** The body as JSON, or null when there is none (an empty body means the default budgets). */
-    private static JsonNode optionalBody(ServerRequest req) {
-        byte[] bytes;
-        try (InputStream in = req.content().inputStream()) {
-            bytes = in.readAllBytes();
-        } catch (IOException e) {
-            throw new BadRequestException("cannot read request body: " + e.getMessage());
-        }
-        if (new String(bytes, StandardCharsets.UTF_8).isBlank()) {
-            return null;
-        }
-        JsonNode body;
-        try {
-            body = Json.MAPPER.readTree(bytes);
-        } catch (JsonProcessingException e) {
-            throw new BadRequestException("bad body: invalid JSON: " + e.getOriginalMessage());
-        } catch (IOException e) {
-            throw new BadRequestException("bad body: " + e.getMessage());
-        }
-        if (body != null && !body.isObject() && !body.isNull()) {
-            throw new BadRequestException("bad body: a JSON object is expected");
-        }
-        return body == null || body.isNull() ? null : body;
-    }
 
     private static int budget(JsonNode body, String field, int fallback) {
         JsonNode v = body == null ? null : body.get(field);
