@@ -1,0 +1,132 @@
+package io.queen.operator;
+
+import io.queen.operator.reconcile.ReconcileTimings;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Every setting the operator reads, validated once at start: a bad value stops the start with a
+ * message naming the variable. Durations are written {@code 30s}, {@code 5m}, {@code 1h} or ISO-8601.
+ *
+ * @param watchNamespaces empty for all namespaces; otherwise the namespaces to watch
+ * @param useSsa          server-side apply for primary resources; on in production, off only against
+ *                        the fabric8 mock API server, which does not support it
+ */
+public record OperatorSettings(
+        URI brokerUrl,
+        Duration brokerTimeout,
+        Set<String> watchNamespaces,
+        boolean useSsa,
+        boolean leaderElection,
+        String leaseName,
+        String leaseNamespace,
+        int httpPort,
+        ReconcileTimings timings,
+        boolean rolloutEnabled,
+        Duration rolloutReadyTimeout,
+        Duration rolloutPoll) {
+
+    public static OperatorSettings fromEnvironment() {
+        return from(System.getenv());
+    }
+
+    public static OperatorSettings from(Map<String, String> env) {
+        URI brokerUrl = uri(env, "QUEEN_BROKER_URL", "http://queen-broker:6632");
+        String namespaces = env.getOrDefault("WATCH_NAMESPACES", "").trim();
+        Set<String> watch = namespaces.isEmpty() ? Set.of()
+                : Arrays.stream(namespaces.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
+        ReconcileTimings timings = new ReconcileTimings(
+                duration(env, "RECHECK_INTERVAL", "30s"),
+                duration(env, "PURGE_STEP_INTERVAL", "1s"),
+                duration(env, "BROKER_GIVE_UP_AFTER", "10m"),
+                duration(env, "RESYNC_INTERVAL", "5m"));
+        return new OperatorSettings(brokerUrl, duration(env, "QUEEN_BROKER_TIMEOUT", "10s"), watch,
+                bool(env, "USE_SSA", true), bool(env, "LEADER_ELECTION", true),
+                env.getOrDefault("LEADER_ELECTION_LEASE_NAME", "queen-operator"),
+                blankToNull(env.get("LEADER_ELECTION_NAMESPACE")),
+                integer(env, "OPERATOR_HTTP_PORT", 8080, 0, 65535),
+                timings, bool(env, "ROLLOUT_ENABLED", true),
+                duration(env, "ROLL_READY_TIMEOUT", "5m"), duration(env, "ROLL_POLL_INTERVAL", "5s"));
+    }
+
+    static Duration duration(Map<String, String> env, String name, String fallback) {
+        String raw = env.getOrDefault(name, fallback).trim();
+        try {
+            Duration d;
+            if (raw.startsWith("P") || raw.startsWith("p")) {
+                d = Duration.parse(raw);
+            } else {
+                String lower = raw.toLowerCase(Locale.ROOT);
+                long amount = Long.parseLong(lower.substring(0, lower.length() - (lower.endsWith("ms") ? 2 : 1)));
+                d = lower.endsWith("ms") ? Duration.ofMillis(amount)
+                        : switch (lower.charAt(lower.length() - 1)) {
+                            case 's' -> Duration.ofSeconds(amount);
+                            case 'm' -> Duration.ofMinutes(amount);
+                            case 'h' -> Duration.ofHours(amount);
+                            default -> throw new IllegalArgumentException();
+                        };
+            }
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException();
+            }
+            return d;
+        } catch (RuntimeException e) {
+            throw invalid(name, raw, "a positive duration such as 30s, 5m, 1h or PT5M");
+        }
+    }
+
+    private static boolean bool(Map<String, String> env, String name, boolean fallback) {
+        String raw = env.get(name);
+        if (raw == null || raw.isBlank()) {
+            return fallback;
+        }
+        return switch (raw.trim().toLowerCase(Locale.ROOT)) {
+            case "true", "1", "yes" -> true;
+            case "false", "0", "no" -> false;
+            default -> throw invalid(name, raw, "true or false");
+        };
+    }
+
+    private static int integer(Map<String, String> env, String name, int fallback, int min, int max) {
+        String raw = env.get(name);
+        if (raw == null || raw.isBlank()) {
+            return fallback;
+        }
+        try {
+            int value = Integer.parseInt(raw.trim());
+            if (value < min || value > max) {
+                throw new NumberFormatException();
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw invalid(name, raw, "an integer in " + min + ".." + max);
+        }
+    }
+
+    private static URI uri(Map<String, String> env, String name, String fallback) {
+        String raw = env.getOrDefault(name, fallback).trim();
+        try {
+            URI uri = URI.create(raw.endsWith("/") ? raw : raw + "/");
+            if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+                throw new IllegalArgumentException();
+            }
+            return uri;
+        } catch (IllegalArgumentException e) {
+            throw invalid(name, raw, "an http(s) URL such as http://queen-broker:6632");
+        }
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value.trim();
+    }
+
+    private static IllegalArgumentException invalid(String name, String value, String expected) {
+        return new IllegalArgumentException(name + "=\"" + value + "\" is invalid: expected " + expected);
+    }
+}

@@ -1,0 +1,123 @@
+package io.queen.operator;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
+import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
+import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.queen.operator.brokerclient.BrokerClient;
+import io.queen.operator.crd.Queue;
+import io.queen.operator.crd.Tenant;
+import io.queen.operator.reconcile.QueueReconciler;
+import io.queen.operator.reconcile.ReconcileTriggers;
+import io.queen.operator.reconcile.StatusWriter;
+import io.queen.operator.reconcile.TenantReconciler;
+import io.queen.operator.rollout.BrokerRolloutReconciler;
+import io.queen.operator.rollout.RolloutExecutor;
+import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The operator wired from its settings: the Queue, Tenant and broker-rollout controllers on one
+ * JOSDK {@link Operator}. Main and the integration tests build it the same way; only the client,
+ * the settings and the clock differ.
+ */
+public final class QueenOperator implements AutoCloseable {
+    private final Operator operator;
+    private final AtomicBoolean leading;
+    private final boolean leaderElection;
+
+    private QueenOperator(Operator operator, AtomicBoolean leading, boolean leaderElection) {
+        this.operator = operator;
+        this.leading = leading;
+        this.leaderElection = leaderElection;
+    }
+
+    /** Registers every controller; {@link #start()} begins reconciling (once leader, with leader election). */
+    public static QueenOperator create(KubernetesClient client, OperatorSettings settings, MeterRegistry metrics, Clock clock) {
+        AtomicBoolean leading = new AtomicBoolean(!settings.leaderElection());
+        Operator operator = new Operator(o -> {
+            o.withKubernetesClient(client)
+                    .withCloseClientOnStop(false)
+                    .withMetrics(MicrometerMetrics.withoutPerResourceMetrics(metrics))
+                    // The fabric8 mock API server answers 415/404 to server-side apply: tests switch it off.
+                    .withUseSSAToPatchPrimaryResource(settings.useSsa())
+                    .withSSABasedCreateUpdateMatchForDependentResources(settings.useSsa());
+            if (settings.leaderElection()) {
+                o.withLeaderElectionConfiguration(new LeaderElectionConfiguration(settings.leaseName(),
+                        settings.leaseNamespace(), LeaderElectionConfiguration.LEASE_DURATION_DEFAULT_VALUE,
+                        LeaderElectionConfiguration.RENEW_DEADLINE_DEFAULT_VALUE,
+                        LeaderElectionConfiguration.RETRY_PERIOD_DEFAULT_VALUE, null,
+                        new LeaderCallbacks(() -> leading.set(true), () -> leading.set(false), leader -> { }),
+                        true));
+            }
+        });
+        BrokerClient broker = new BrokerClient(settings.brokerUrl(), settings.brokerTimeout());
+        EventRecorder events = new EventRecorder(client, clock);
+        StatusWriter statusWriter = new StatusWriter(client);
+        // Retries for transient broker errors: quick at first, then backing off; after the last
+        // one the periodic resync takes over.
+        GenericRetry retry = new GenericRetry().setInitialInterval(Duration.ofSeconds(2)).setIntervalMultiplier(2)
+                .setMaxInterval(Duration.ofMinutes(1).toMillis()).setMaxAttempts(8);
+
+        operator.register(new QueueReconciler(broker, events, statusWriter, settings.timings(), clock),
+                (ControllerConfigurationOverrider<Queue> c) -> {
+                    watch(c, settings);
+                    c.withOnUpdateFilter(ReconcileTriggers.specOrAnnotationChange())
+                            .withReconciliationMaxInterval(settings.timings().resync())
+                            .withRetry(retry);
+                });
+        operator.register(new TenantReconciler(broker, events, statusWriter, settings.timings(), clock),
+                (ControllerConfigurationOverrider<Tenant> c) -> {
+                    watch(c, settings);
+                    c.withOnUpdateFilter(ReconcileTriggers.specOrAnnotationChange())
+                            .withReconciliationMaxInterval(settings.timings().resync())
+                            .withRetry(retry);
+                });
+        if (settings.rolloutEnabled()) {
+            RolloutExecutor executor = new RolloutExecutor(client, events, clock, settings.rolloutReadyTimeout());
+            operator.register(new BrokerRolloutReconciler(executor, settings.rolloutPoll(),
+                    settings.rolloutPoll().multipliedBy(6)), c -> watch(c, settings));
+        }
+        return new QueenOperator(operator, leading, settings.leaderElection());
+    }
+
+    private static void watch(ControllerConfigurationOverrider<?> c, OperatorSettings settings) {
+        if (settings.watchNamespaces().isEmpty()) {
+            c.watchingAllNamespaces();
+        } else {
+            c.settingNamespaces(settings.watchNamespaces());
+        }
+    }
+
+    public void start() {
+        operator.start();
+    }
+
+    /** The process is up and the operator was started (a standby replica counts as alive). */
+    public boolean alive() {
+        return operator.getRuntimeInfo().isStarted();
+    }
+
+    /** Started, and, on the leader, every informer is healthy; a standby replica is ready to take over. */
+    public boolean ready() {
+        if (!alive()) {
+            return false;
+        }
+        return (leaderElection && !leading.get()) || operator.getRuntimeInfo().allEventSourcesAreHealthy();
+    }
+
+    public Operator operator() {
+        return operator;
+    }
+
+    @Override
+    public void close() {
+        operator.stop();
+    }
+}

@@ -1,0 +1,282 @@
+package io.queen.operator.rollout;
+
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.queen.operator.EventRecorder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads one broker StatefulSet, its pods and its schema Job, asks {@link RolloutPlanner} for the
+ * next step and applies it through the Kubernetes API. All roll state lives in the cluster (pod
+ * labels, Job status, StatefulSet annotations), so a restarted or newly elected operator carries on
+ * where the last one stopped. The only writes are: StatefulSet annotations (and the template
+ * annotation of a requested restart), one Job create, one pod delete, Events.
+ */
+public class RolloutExecutor {
+    /** Set by a user (any new value, e.g. a timestamp) to restart every broker, one at a time. */
+    public static final String RESTART_ANNOTATION = "queen.io/restart-requested-at";
+    public static final String SCHEMA_APPLIED_ANNOTATION = "queen.io/schema-applied";
+    public static final String IN_FLIGHT_ANNOTATION = "queen.io/rollout-in-flight";
+    /** Human-readable roll state: schema-job, blocked-schema, in-progress, stalled, complete. */
+    public static final String STATE_ANNOTATION = "queen.io/rollout";
+    public static final String REVISION_LABEL = "controller-revision-hash";
+
+    private static final Logger LOG = LoggerFactory.getLogger(RolloutExecutor.class);
+
+    private final KubernetesClient client;
+    private final EventRecorder events;
+    private final Clock clock;
+    private final Duration readyTimeout;
+
+    public RolloutExecutor(KubernetesClient client, EventRecorder events, Clock clock, Duration readyTimeout) {
+        this.client = client;
+        this.events = events;
+        this.clock = clock;
+        this.readyTimeout = readyTimeout;
+    }
+
+    /** One planning round: observe, plan, apply. Returns the step applied (empty when the StatefulSet is gone). */
+    public Optional<RolloutStep> reconcile(String namespace, String statefulSet) {
+        StatefulSet sts = client.apps().statefulSets().inNamespace(namespace).withName(statefulSet).get();
+        if (sts == null) {
+            return Optional.empty();
+        }
+        RolloutState state = observe(sts);
+        if (state.updateRevision() == null) {
+            // The StatefulSet controller has not processed the template yet.
+            return Optional.of(new RolloutStep.Wait("no status.updateRevision yet"));
+        }
+        RolloutStep step = RolloutPlanner.next(state);
+        apply(sts, step);
+        return Optional.of(step);
+    }
+
+    RolloutState observe(StatefulSet sts) {
+        Instant now = clock.instant();
+        String namespace = sts.getMetadata().getNamespace();
+        String name = sts.getMetadata().getName();
+        Map<String, String> annotations = annotations(sts.getMetadata().getAnnotations());
+        Map<String, String> templateAnnotations = sts.getSpec().getTemplate().getMetadata() == null ? Map.of()
+                : annotations(sts.getSpec().getTemplate().getMetadata().getAnnotations());
+        String schemaKey = SchemaJobs.schemaKey(sts).orElse(null);
+        SchemaJobState job = SchemaJobState.ABSENT;
+        if (schemaKey != null && !schemaKey.equals(annotations.get(SCHEMA_APPLIED_ANNOTATION))) {
+            job = jobState(client.batch().v1().jobs().inNamespace(namespace)
+                    .withName(SchemaJobs.jobName(name, schemaKey)).get());
+        }
+        Pattern podName = Pattern.compile(Pattern.quote(name) + "-(\\d+)");
+        var selector = sts.getSpec().getSelector() == null ? null : sts.getSpec().getSelector().getMatchLabels();
+        List<Pod> pods = selector == null || selector.isEmpty()
+                ? client.pods().inNamespace(namespace).list().getItems()
+                : client.pods().inNamespace(namespace).withLabels(selector).list().getItems();
+        List<PodState> states = new ArrayList<>();
+        for (Pod pod : pods) {
+            Matcher m = podName.matcher(pod.getMetadata().getName());
+            if (m.matches()) {
+                states.add(podState(pod, Integer.parseInt(m.group(1)), now));
+            }
+        }
+        int replicas = sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
+        String updateRevision = sts.getStatus() == null ? null : sts.getStatus().getUpdateRevision();
+        return new RolloutState(replicas, updateRevision, schemaKey, annotations.get(SCHEMA_APPLIED_ANNOTATION), job,
+                annotations.get(RESTART_ANNOTATION), templateAnnotations.get(RESTART_ANNOTATION), states,
+                InFlight.decode(annotations.get(IN_FLIGHT_ANNOTATION)), now, readyTimeout);
+    }
+
+    private PodState podState(Pod pod, int ordinal, Instant now) {
+        boolean ready = conditionTrue(pod, "Ready");
+        Instant created = parse(pod.getMetadata().getCreationTimestamp()).orElse(now);
+        PodState.Stuck stuck = PodState.Stuck.NO;
+        if (!ready) {
+            stuck = stuckReason(pod);
+            if (stuck == PodState.Stuck.NO && !now.isBefore(created.plus(readyTimeout))) {
+                stuck = PodState.Stuck.UNREADY_TOO_LONG;
+            }
+        }
+        Map<String, String> labels = annotations(pod.getMetadata().getLabels());
+        return new PodState(pod.getMetadata().getName(), ordinal, labels.get(REVISION_LABEL), ready,
+                pod.getMetadata().getDeletionTimestamp() != null, stuck, created);
+    }
+
+    private static PodState.Stuck stuckReason(Pod pod) {
+        if (pod.getStatus() == null) {
+            return PodState.Stuck.NO;
+        }
+        List<ContainerStatus> containers = pod.getStatus().getContainerStatuses() == null ? List.of()
+                : pod.getStatus().getContainerStatuses();
+        for (ContainerStatus c : containers) {
+            String waiting = c.getState() == null || c.getState().getWaiting() == null ? null
+                    : c.getState().getWaiting().getReason();
+            if ("CrashLoopBackOff".equals(waiting)) {
+                return PodState.Stuck.CRASH_LOOP;
+            }
+            if ("ImagePullBackOff".equals(waiting) || "ErrImagePull".equals(waiting) || "InvalidImageName".equals(waiting)) {
+                return PodState.Stuck.IMAGE_PULL;
+            }
+        }
+        List<PodCondition> conditions = pod.getStatus().getConditions() == null ? List.of() : pod.getStatus().getConditions();
+        boolean unschedulable = conditions.stream().anyMatch(c -> "PodScheduled".equals(c.getType())
+                && "False".equals(c.getStatus()) && "Unschedulable".equals(c.getReason()));
+        return unschedulable ? PodState.Stuck.UNSCHEDULABLE : PodState.Stuck.NO;
+    }
+
+    private static SchemaJobState jobState(Job job) {
+        if (job == null) {
+            return SchemaJobState.ABSENT;
+        }
+        if (job.getStatus() != null && job.getStatus().getSucceeded() != null && job.getStatus().getSucceeded() > 0) {
+            return SchemaJobState.SUCCEEDED;
+        }
+        List<JobCondition> conditions = job.getStatus() == null || job.getStatus().getConditions() == null ? List.of()
+                : job.getStatus().getConditions();
+        boolean failed = conditions.stream().anyMatch(c -> "Failed".equals(c.getType()) && "True".equals(c.getStatus()));
+        return failed ? SchemaJobState.FAILED : SchemaJobState.RUNNING;
+    }
+
+    void apply(StatefulSet sts, RolloutStep step) {
+        String namespace = sts.getMetadata().getNamespace();
+        String name = sts.getMetadata().getName();
+        switch (step) {
+            case RolloutStep.RequestRestart restart -> {
+                editStatefulSet(sts, s -> {
+                    var template = s.getSpec().getTemplate();
+                    if (template.getMetadata() == null) {
+                        template.setMetadata(new ObjectMeta());
+                    }
+                    template.getMetadata().setAnnotations(with(template.getMetadata().getAnnotations(),
+                            RESTART_ANNOTATION, restart.requestedAt()));
+                    return s;
+                });
+                events.normal(sts, "RestartRequested", "restart requested at " + restart.requestedAt()
+                        + ": every broker is replaced, one at a time");
+            }
+            case RolloutStep.RunSchemaJob run -> {
+                client.batch().v1().jobs().inNamespace(namespace).resource(SchemaJobs.build(sts, run.schemaKey())).create();
+                setState(sts, "schema-job " + SchemaJobs.jobName(name, run.schemaKey()));
+                events.normal(sts, "SchemaJobStarted", "applying the schema of " + run.schemaKey()
+                        + " before any broker restarts (Job " + SchemaJobs.jobName(name, run.schemaKey()) + ")");
+            }
+            case RolloutStep.AwaitSchemaJob ignored -> {
+                // The Job's own status change triggers the next round.
+            }
+            case RolloutStep.SchemaJobFailed failed -> {
+                if (setState(sts, "blocked-schema " + SchemaJobs.jobName(name, failed.schemaKey()))) {
+                    events.warning(sts, "SchemaJobFailed", "the schema Job " + SchemaJobs.jobName(name, failed.schemaKey())
+                            + " failed: no broker is restarted, the running ones keep serving. Read its logs; delete the"
+                            + " Job to try again");
+                }
+            }
+            case RolloutStep.RecordSchemaApplied applied -> {
+                editStatefulSet(sts, s -> {
+                    s.getMetadata().setAnnotations(with(s.getMetadata().getAnnotations(), SCHEMA_APPLIED_ANNOTATION,
+                            applied.schemaKey()));
+                    return s;
+                });
+                events.normal(sts, "SchemaApplied", "schema of " + applied.schemaKey() + " applied");
+            }
+            case RolloutStep.DeletePod delete -> {
+                // Delete first, then record: a crash in between leaves a pod down without a record, which
+                // the planner waits out (never two down); the reverse would wait for a pod never deleted.
+                client.pods().inNamespace(namespace).withName(delete.pod()).delete();
+                InFlight inFlight = new InFlight(delete.pod(), sts.getStatus().getUpdateRevision(), clock.instant());
+                editStatefulSet(sts, s -> {
+                    Map<String, String> a = with(s.getMetadata().getAnnotations(), IN_FLIGHT_ANNOTATION, inFlight.encode());
+                    a.put(STATE_ANNOTATION, "in-progress " + sts.getStatus().getUpdateRevision());
+                    s.getMetadata().setAnnotations(a);
+                    return s;
+                });
+                events.normal(sts, "PodRestarted", "deleted " + delete.pod() + ": " + delete.reason());
+                LOG.info("{}/{}: deleted pod {} ({})", namespace, name, delete.pod(), delete.reason());
+            }
+            case RolloutStep.AwaitPodReady ignored -> {
+                // The pod's readiness change triggers the next round.
+            }
+            case RolloutStep.Halt halt -> {
+                if (setState(sts, "stalled " + halt.pod())) {
+                    events.warning(sts, "RolloutStalled", halt.reason() + "; no further broker is restarted until it is"
+                            + " Ready or the template changes");
+                    LOG.warn("{}/{}: rollout halted: {}", namespace, name, halt.reason());
+                }
+            }
+            case RolloutStep.Wait ignored -> {
+                // Nothing is safe to do now.
+            }
+            case RolloutStep.Complete complete -> {
+                String value = "complete " + complete.revision();
+                Map<String, String> current = annotations(sts.getMetadata().getAnnotations());
+                if (!value.equals(current.get(STATE_ANNOTATION)) || current.containsKey(IN_FLIGHT_ANNOTATION)) {
+                    boolean rolled = current.containsKey(IN_FLIGHT_ANNOTATION);
+                    editStatefulSet(sts, s -> {
+                        Map<String, String> a = with(s.getMetadata().getAnnotations(), STATE_ANNOTATION, value);
+                        a.remove(IN_FLIGHT_ANNOTATION);
+                        s.getMetadata().setAnnotations(a);
+                        return s;
+                    });
+                    if (rolled) {
+                        events.normal(sts, "RolloutComplete", "every broker runs revision " + complete.revision());
+                    }
+                }
+            }
+        }
+    }
+
+    /** Returns whether the state annotation changed (for once-only warnings). */
+    private boolean setState(StatefulSet sts, String value) {
+        if (Objects.equals(value, annotations(sts.getMetadata().getAnnotations()).get(STATE_ANNOTATION))) {
+            return false;
+        }
+        editStatefulSet(sts, s -> {
+            s.getMetadata().setAnnotations(with(s.getMetadata().getAnnotations(), STATE_ANNOTATION, value));
+            return s;
+        });
+        return true;
+    }
+
+    private void editStatefulSet(StatefulSet sts, UnaryOperator<StatefulSet> change) {
+        client.apps().statefulSets().inNamespace(sts.getMetadata().getNamespace()).withName(sts.getMetadata().getName())
+                .edit(change);
+    }
+
+    private static Map<String, String> with(Map<String, String> map, String key, String value) {
+        Map<String, String> copy = new HashMap<>(map == null ? Map.of() : map);
+        copy.put(key, value);
+        return copy;
+    }
+
+    private static Map<String, String> annotations(Map<String, String> map) {
+        return map == null ? Map.of() : map;
+    }
+
+    private static boolean conditionTrue(Pod pod, String type) {
+        return pod.getStatus() != null && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
+                .anyMatch(c -> type.equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
+    private static Optional<Instant> parse(String timestamp) {
+        try {
+            return timestamp == null ? Optional.empty() : Optional.of(Instant.parse(timestamp));
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+}

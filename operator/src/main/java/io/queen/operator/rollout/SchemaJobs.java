@@ -1,0 +1,126 @@
+package io.queen.operator.rollout;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.EnvFromSourceBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The privileged schema Job of a broker StatefulSet, built from its pod template (pure).
+ *
+ * <p>Brokers run with {@code QUEEN_APPLY_SCHEMA=0} under a runtime database role. The Job runs the
+ * template's (new) broker image with the {@code apply-schema} command: same env and envFrom as the
+ * broker, minus the database user and password, plus the owner credentials Secret named by the
+ * StatefulSet annotation {@value #OWNER_SECRET_ANNOTATION} (last, so it wins), which only the Job
+ * mounts.
+ */
+public final class SchemaJobs {
+    public static final String BROKER_CONTAINER = "broker";
+    public static final String OWNER_SECRET_ANNOTATION = "queen.io/schema-owner-secret";
+    public static final String SCHEMA_KEY_LABEL = "queen.io/schema-key-hash";
+
+    private static final Set<String> CREDENTIAL_VARIABLES = Set.of("PG_USER", "PG_PASSWORD");
+
+    private SchemaJobs() {
+    }
+
+    /** The broker container's image: the schema a template needs is the one its image ships. */
+    public static Optional<String> schemaKey(StatefulSet sts) {
+        return brokerContainer(sts.getSpec().getTemplate().getSpec()).map(Container::getImage);
+    }
+
+    public static String jobName(String statefulSet, String schemaKey) {
+        return statefulSet + "-schema-" + shortHash(schemaKey);
+    }
+
+    public static Job build(StatefulSet sts, String schemaKey) {
+        PodSpec template = sts.getSpec().getTemplate().getSpec();
+        Container broker = brokerContainer(template).orElseThrow(
+                () -> new IllegalStateException("StatefulSet " + sts.getMetadata().getName() + " has no container"));
+        List<EnvVar> env = new ArrayList<>();
+        if (broker.getEnv() != null) {
+            broker.getEnv().stream().filter(v -> !CREDENTIAL_VARIABLES.contains(v.getName())
+                    && !"QUEEN_APPLY_SCHEMA".equals(v.getName())).forEach(env::add);
+        }
+        env.add(new EnvVarBuilder().withName("QUEEN_APPLY_SCHEMA").withValue("1").build());
+        var envFrom = new ArrayList<>(broker.getEnvFrom() == null ? List.of() : broker.getEnvFrom());
+        Map<String, String> annotations = sts.getMetadata().getAnnotations();
+        String ownerSecret = annotations == null ? null : annotations.get(OWNER_SECRET_ANNOTATION);
+        if (ownerSecret != null && !ownerSecret.isBlank()) {
+            envFrom.add(new EnvFromSourceBuilder().withNewSecretRef().withName(ownerSecret).endSecretRef().build());
+        }
+        Container container = new ContainerBuilder()
+                .withName("schema")
+                .withImage(schemaKey)
+                .withImagePullPolicy(broker.getImagePullPolicy())
+                .withCommand(broker.getCommand())
+                .withArgs("apply-schema")
+                .withEnv(env)
+                .withEnvFrom(envFrom)
+                .withSecurityContext(broker.getSecurityContext())
+                .withResources(broker.getResources())
+                .build();
+        String name = jobName(sts.getMetadata().getName(), schemaKey);
+        return new JobBuilder()
+                .withNewMetadata()
+                    .withName(name)
+                    .withNamespace(sts.getMetadata().getNamespace())
+                    .addToLabels("app.kubernetes.io/part-of", "queen")
+                    .addToLabels("app.kubernetes.io/component", "schema")
+                    .addToLabels(SCHEMA_KEY_LABEL, shortHash(schemaKey))
+                    .withOwnerReferences(new OwnerReferenceBuilder().withApiVersion("apps/v1").withKind("StatefulSet")
+                            .withName(sts.getMetadata().getName()).withUid(sts.getMetadata().getUid()).build())
+                .endMetadata()
+                .withNewSpec()
+                    // The applier may wait up to 10 minutes for its advisory lock, plus lock-timeout retries.
+                    .withBackoffLimit(2)
+                    .withActiveDeadlineSeconds(900L)
+                    .withTtlSecondsAfterFinished(86_400)
+                    .withNewTemplate()
+                        .withNewMetadata().addToLabels("app.kubernetes.io/part-of", "queen")
+                            .addToLabels("app.kubernetes.io/component", "schema").endMetadata()
+                        .withNewSpec()
+                            .withRestartPolicy("Never")
+                            .withServiceAccountName(template.getServiceAccountName())
+                            .withImagePullSecrets(template.getImagePullSecrets())
+                            .withSecurityContext(template.getSecurityContext())
+                            .withContainers(container)
+                        .endSpec()
+                    .endTemplate()
+                .endSpec()
+                .build();
+    }
+
+    private static Optional<Container> brokerContainer(PodSpec template) {
+        if (template == null || template.getContainers() == null || template.getContainers().isEmpty()) {
+            return Optional.empty();
+        }
+        return template.getContainers().stream().filter(c -> BROKER_CONTAINER.equals(c.getName())).findFirst()
+                .or(() -> Optional.of(template.getContainers().get(0)));
+    }
+
+    private static String shortHash(String value) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 5);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package io.queen.operator;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class OperatorSettingsTest {
+
+    @Test
+    void defaultsAreProductionSafe() {
+        OperatorSettings s = OperatorSettings.from(Map.of());
+
+        assertEquals(URI.create("http://queen-broker:6632/"), s.brokerUrl());
+        assertTrue(s.useSsa(), "server-side apply stays on outside tests");
+        assertTrue(s.leaderElection());
+        assertEquals(Set.of(), s.watchNamespaces(), "all namespaces");
+        assertEquals(Duration.ofMinutes(5), s.timings().resync());
+        assertEquals(Duration.ofMinutes(10), s.timings().brokerGiveUp());
+        assertEquals(8080, s.httpPort());
+    }
+
+    @Test
+    void valuesAreReadWithTheirUnits() {
+        OperatorSettings s = OperatorSettings.from(Map.of("WATCH_NAMESPACES", "team-a, team-b", "RESYNC_INTERVAL", "90s",
+                "ROLL_READY_TIMEOUT", "PT2M", "PURGE_STEP_INTERVAL", "250ms", "USE_SSA", "false",
+                "QUEEN_BROKER_URL", "http://broker.queen.svc:6632/prefix"));
+
+        assertEquals(Set.of("team-a", "team-b"), s.watchNamespaces());
+        assertEquals(Duration.ofSeconds(90), s.timings().resync());
+        assertEquals(Duration.ofMinutes(2), s.rolloutReadyTimeout());
+        assertEquals(Duration.ofMillis(250), s.timings().purgeStep());
+        assertFalse(s.useSsa());
+        assertEquals(URI.create("http://broker.queen.svc:6632/prefix/"), s.brokerUrl());
+    }
+
+    @Test
+    void aBadValueStopsTheStartNamingTheVariable() {
+        var e = assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of("RESYNC_INTERVAL", "soon")));
+        assertTrue(e.getMessage().startsWith("RESYNC_INTERVAL=\"soon\""), e.getMessage());
+
+        assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of("QUEEN_BROKER_URL", "broker:6632")));
+        assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of("LEADER_ELECTION", "maybe")));
+        assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of("BROKER_GIVE_UP_AFTER", "0s")));
+    }
+}

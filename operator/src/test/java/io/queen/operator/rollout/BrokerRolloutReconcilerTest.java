@@ -1,0 +1,111 @@
+package io.queen.operator.rollout;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.queen.operator.QueenOperator;
+import io.queen.operator.support.FakeClusterControllers;
+import io.queen.operator.support.MutableClock;
+import io.queen.operator.support.OperatorHarness;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The rollout controller wired into the running operator (informers on StatefulSets, Pods and
+ * Jobs) against the fabric8 mock API server, with the test thread playing the cluster's controllers.
+ */
+@EnableKubernetesMockClient(crud = true)
+class BrokerRolloutReconcilerTest {
+    private static final String NS = "queen";
+
+    static KubernetesClient client;
+
+    @Test
+    void theRunningOperatorRollsANewImageThroughTheSchemaJobOnePodAtATime() throws Exception {
+        OperatorHarness.installCrds(client);
+        MutableClock clock = new MutableClock(Instant.now());
+        FakeClusterControllers cluster = new FakeClusterControllers(client, NS, "broker", clock);
+        client.apps().statefulSets().inNamespace(NS).resource(new StatefulSetBuilder()
+                .withNewMetadata().withName("broker").withNamespace(NS)
+                    .addToLabels("app.kubernetes.io/part-of", "queen").addToLabels("app.kubernetes.io/component", "broker")
+                .endMetadata()
+                .withNewSpec().withReplicas(3).withNewUpdateStrategy().withType("OnDelete").endUpdateStrategy()
+                    .withNewSelector().addToMatchLabels("app", "queen-broker").endSelector()
+                    .withNewTemplate().withNewMetadata().addToLabels("app", "queen-broker").endMetadata()
+                        .withNewSpec().addNewContainer().withName("broker").withImage("queen-broker:1").endContainer().endSpec()
+                    .endTemplate()
+                .endSpec().build()).create();
+        List<String> deletionOrder = new ArrayList<>();
+        AtomicBoolean running = new AtomicBoolean(true);
+        int[] mostDown = {0};
+        Thread controllers = new Thread(() -> {
+            List<String> previous = List.of();
+            while (running.get()) {
+                cluster.tick();
+                List<String> names = client.pods().inNamespace(NS).list().getItems().stream().map(p -> p.getMetadata().getName()
+                        + "@" + p.getSpec().getContainers().get(0).getImage()).toList();
+                previous.stream().filter(n -> !names.contains(n) && !n.endsWith(":2"))
+                        .forEach(n -> deletionOrder.add(n.substring(0, n.indexOf('@'))));
+                previous = names;
+                mostDown[0] = Math.max(mostDown[0], down());
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "fake-cluster");
+
+        try (QueenOperator operator = OperatorHarness.start(client, URI.create("http://127.0.0.1:1"),
+                OperatorHarness.fastTimings(Duration.ofMinutes(5), Duration.ofMinutes(10)), true, clock)) {
+            controllers.start();
+            // First install: the schema Job runs for image 1 before anything else.
+            await().atMost(Duration.ofSeconds(60)).until(() -> "queen-broker:1".equals(annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> down() == 0 && client.pods().inNamespace(NS).list().getItems().size() == 3);
+            mostDown[0] = 0;
+            deletionOrder.clear();
+
+            client.apps().statefulSets().inNamespace(NS).withName("broker").edit(s -> {
+                s.getSpec().getTemplate().getSpec().getContainers().get(0).setImage("queen-broker:2");
+                return s;
+            });
+
+            await().atMost(Duration.ofSeconds(90)).until(() -> client.pods().inNamespace(NS).list().getItems().stream()
+                    .filter(p -> "queen-broker:2".equals(p.getSpec().getContainers().get(0).getImage())).count() == 3 && down() == 0);
+            await().atMost(Duration.ofSeconds(30)).until(() -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
+        } finally {
+            running.set(false);
+            controllers.join();
+        }
+        assertEquals("queen-broker:2", annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION));
+        assertEquals(List.of("broker-2", "broker-1", "broker-0"), deletionOrder);
+        assertTrue(mostDown[0] <= 1, "never two brokers down, saw " + mostDown[0]);
+    }
+
+    private static String annotation(String key) {
+        var sts = client.apps().statefulSets().inNamespace(NS).withName("broker").get();
+        return sts.getMetadata().getAnnotations() == null ? null : sts.getMetadata().getAnnotations().get(key);
+    }
+
+    private static int down() {
+        int down = 3;
+        for (Pod p : client.pods().inNamespace(NS).list().getItems()) {
+            if (p.getStatus() != null && p.getStatus().getConditions() != null && p.getStatus().getConditions().stream()
+                    .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))) {
+                down--;
+            }
+        }
+        return Math.max(down, 0);
+    }
+}

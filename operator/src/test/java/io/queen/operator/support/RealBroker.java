@@ -1,0 +1,99 @@
+package io.queen.operator.support;
+
+import io.queen.broker.Broker;
+import io.queen.broker.config.BrokerSettings;
+import io.queen.broker.config.Env;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The real broker (this repository's broker module), started in the test JVM on a fresh database
+ * of a real PostgreSQL: the one in {@code QUEEN_TEST_PG_URL} (postgresql://user:password@host:port/db,
+ * what CI sets), else an embedded PostgreSQL started once per JVM. Tenancy by header is on, so
+ * Tenant resources are real tenants.
+ */
+public final class RealBroker implements AutoCloseable {
+    private record Server(String host, int port, String user, String password, String adminDatabase) {
+    }
+
+    private static final AtomicInteger DATABASES = new AtomicInteger();
+    private static Server server;
+
+    private final Broker broker;
+
+    private RealBroker(Broker broker) {
+        this.broker = broker;
+    }
+
+    public static RealBroker start(String purpose) {
+        Server pg = server();
+        String database = "op_" + purpose.toLowerCase().replaceAll("[^a-z0-9]", "_") + "_" + ProcessHandle.current().pid()
+                + "_" + DATABASES.incrementAndGet();
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + pg.host() + ":" + pg.port() + "/"
+                + pg.adminDatabase(), pg.user(), pg.password()); Statement st = c.createStatement()) {
+            st.execute("CREATE DATABASE " + database);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create test database " + database, e);
+        }
+        Map<String, String> env = new HashMap<>();
+        env.put("PG_HOST", pg.host());
+        env.put("PG_PORT", Integer.toString(pg.port()));
+        env.put("PG_USER", pg.user());
+        env.put("PG_PASSWORD", pg.password());
+        env.put("PG_DATABASE", database);
+        env.put("PORT", "0");
+        env.put("QUEEN_BIND_ADDR", "127.0.0.1");
+        env.put("DB_POOL_SIZE", "8");
+        env.put("QUEEN_TENANCY_HEADER", "true");
+        env.put("QUEEN_KV_TRUSTED_PROXY", "true");
+        return new RealBroker(Broker.start(BrokerSettings.from(new Env(env))));
+    }
+
+    public URI url() {
+        return URI.create("http://127.0.0.1:" + broker.port());
+    }
+
+    @Override
+    public void close() {
+        broker.close();
+    }
+
+    private static synchronized Server server() {
+        if (server != null) {
+            return server;
+        }
+        String url = System.getenv("QUEEN_TEST_PG_URL");
+        if (url != null && !url.isBlank()) {
+            URI uri = URI.create(url.trim());
+            String[] userInfo = uri.getUserInfo() == null ? new String[] {"postgres", ""} : uri.getUserInfo().split(":", 2);
+            String db = uri.getPath() == null || uri.getPath().length() <= 1 ? "postgres" : uri.getPath().substring(1);
+            server = new Server(uri.getHost(), uri.getPort() < 0 ? 5432 : uri.getPort(), userInfo[0],
+                    userInfo.length > 1 ? userInfo[1] : "", db);
+            return server;
+        }
+        try {
+            EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("timezone", "UTC").start();
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    pg.close();
+                } catch (IOException ignored) {
+                    // The JVM is exiting.
+                }
+            }));
+            server = new Server("localhost", pg.getPort(), "postgres", "postgres", "postgres");
+            return server;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start an embedded PostgreSQL for the tests", e);
+        }
+    }
+}
