@@ -1,0 +1,120 @@
+{{/* Release-scoped base name of every object. */}}
+{{- define "queen.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "queen.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Pod names are <statefulset>-<ordinal>; 52 leaves room for the ordinal and the controller-revision label. */}}
+{{- define "queen.brokerName" -}}
+{{- printf "%s-broker" (include "queen.fullname" .) | trunc 52 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "queen.brokerHeadlessName" -}}
+{{- printf "%s-headless" (include "queen.brokerName" .) -}}
+{{- end -}}
+
+{{- define "queen.operatorName" -}}
+{{- printf "%s-operator" (include "queen.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "queen.operatorServiceAccountName" -}}
+{{- if .Values.operator.serviceAccount.create -}}
+{{- default (include "queen.operatorName" .) .Values.operator.serviceAccount.name -}}
+{{- else -}}
+{{- required "operator.serviceAccount.name is required when operator.serviceAccount.create is false" .Values.operator.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Cluster-scoped names carry the namespace: two releases of the same name must not collide. */}}
+{{- define "queen.operatorClusterRoleName" -}}
+{{- printf "%s-%s" .Release.Namespace (include "queen.operatorName" .) -}}
+{{- end -}}
+
+{{/* The broker Service URL the operator calls (QUEEN_BROKER_URL). */}}
+{{- define "queen.brokerUrl" -}}
+{{- printf "http://%s.%s.svc:%v" (include "queen.brokerName" .) .Release.Namespace .Values.broker.service.port -}}
+{{- end -}}
+
+{{/* The namespaces the operator watches in Namespaces scope: the release namespace (where the brokers live) first. */}}
+{{- define "queen.watchedNamespaces" -}}
+{{- $namespaces := list .Release.Namespace -}}
+{{- range .Values.operator.watchNamespaces -}}
+{{- $namespaces = append $namespaces . -}}
+{{- end -}}
+{{- $namespaces | uniq | join "," -}}
+{{- end -}}
+
+{{- define "queen.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "queen.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: queen
+{{- end -}}
+
+{{/* The operator's rollout controller selects part-of=queen,component=broker (BrokerRolloutReconciler.SELECTOR). */}}
+{{- define "queen.brokerSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "queen.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: broker
+{{- end -}}
+
+{{- define "queen.operatorSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "queen.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end -}}
+
+{{/* repository:tag, or repository@digest when a digest is given. */}}
+{{- define "queen.image" -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" .image.repository .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .image.repository (default .appVersion .image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Every Kubernetes API call the operator makes, as RBAC rules (least privilege). Derived from
+operator/src; charts/src/test/.../OperatorRbacTest keeps the table of calls and their sources.
+Leases are not here: they live in a Role in the release namespace only.
+*/}}
+{{- define "queen.operatorRules" -}}
+- apiGroups: ["queen.io"]
+  resources: ["queues", "tenants"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["queen.io"]
+  resources: ["queues/status", "tenants/status"]
+  verbs: ["patch"]
+- apiGroups: ["apps"]
+  resources: ["statefulsets"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list", "watch", "delete"]
+- apiGroups: ["batch"]
+  resources: ["jobs"]
+  verbs: ["get", "list", "watch", "create"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
+{{- end -}}
+
+{{- define "queen.operatorSubject" -}}
+- kind: ServiceAccount
+  name: {{ include "queen.operatorServiceAccountName" . }}
+  namespace: {{ .Release.Namespace }}
+{{- end -}}

@@ -1,0 +1,214 @@
+package io.queen.charts;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What the rendered broker StatefulSet, its Services and its PodDisruptionBudget promise, for every value set. */
+class BrokerChartTest {
+    /** The broker drains in-flight requests for up to this long on SIGTERM (Broker.start: shutdownGracePeriod). */
+    private static final int BROKER_DRAIN_SECONDS = 20;
+    /** The broker's long-poll default when DEFAULT_TIMEOUT is not set (broker README). */
+    private static final int DEFAULT_LONG_POLL_MS = 30_000;
+    /** The owner-secret annotation the operator's schema Job reads (SchemaJobs.OWNER_SECRET_ANNOTATION). */
+    private static final String OWNER_SECRET_ANNOTATION = "queen.io/schema-owner-secret";
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void brokersNeverSeeTheOwnerSecret(ValueSet valueSet) {
+        RenderedChart chart = RenderedChart.of(valueSet);
+        StatefulSet sts = chart.brokerStatefulSet();
+        String ownerSecret = sts.getMetadata().getAnnotations().get(OWNER_SECRET_ANNOTATION);
+        assertNotNull(ownerSecret, "the StatefulSet names the owner Secret for the operator's schema Job");
+        assertFalse(secretsReferencedBy(sts.getSpec().getTemplate().getSpec()).contains(ownerSecret),
+                valueSet + ": broker pods reference the owner Secret " + ownerSecret);
+        // Nothing else in the release mentions it either (not the operator, not a volume): the annotation is the only hand-over.
+        Matcher mentions = Pattern.compile("(?<![\\w-])" + Pattern.quote(ownerSecret) + "(?![\\w-])").matcher(chart.manifest());
+        int count = 0;
+        while (mentions.find()) {
+            count++;
+        }
+        assertEquals(1, count, valueSet + ": the owner Secret must appear only in the StatefulSet annotation");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void runtimeCredentialsAreEnvEntriesTheSchemaJobReplaces(ValueSet valueSet) {
+        Container broker = brokerContainer(RenderedChart.of(valueSet).brokerStatefulSet());
+        // SchemaJobs.build copies env minus PG_USER/PG_PASSWORD, and all of envFrom, then adds the owner Secret.
+        assertTrue(broker.getEnvFrom() == null || broker.getEnvFrom().isEmpty(),
+                "envFrom would be copied into the schema Job as it is");
+        for (String name : List.of("PG_USER", "PG_PASSWORD")) {
+            EnvVar credential = env(broker, name).orElseThrow(() -> new AssertionError(name + " is not set"));
+            assertNotNull(credential.getValueFrom().getSecretKeyRef(), name + " comes from the runtime Secret");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void brokerStatefulSetIsOnDeleteAndNeverAppliesTheSchema(ValueSet valueSet) {
+        StatefulSet sts = RenderedChart.of(valueSet).brokerStatefulSet();
+        assertEquals("OnDelete", sts.getSpec().getUpdateStrategy().getType());
+        Container broker = brokerContainer(sts);
+        assertEquals("0", envValue(broker, "QUEEN_APPLY_SCHEMA"));
+        assertEquals("1", envValue(broker, "QUEEN_PRODUCTION"), "never an embedded database");
+        // The operator's rollout controller selects these labels (BrokerRolloutReconciler.SELECTOR) and
+        // its pod informer app.kubernetes.io/part-of=queen.
+        assertEquals("queen", sts.getMetadata().getLabels().get("app.kubernetes.io/part-of"));
+        assertEquals("broker", sts.getMetadata().getLabels().get("app.kubernetes.io/component"));
+        assertEquals("queen", sts.getSpec().getTemplate().getMetadata().getLabels().get("app.kubernetes.io/part-of"));
+        assertEquals("broker", broker.getName(), "SchemaJobs.BROKER_CONTAINER");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void readinessProbesHealthAndLivenessProbesStatus(ValueSet valueSet) {
+        Container broker = brokerContainer(RenderedChart.of(valueSet).brokerStatefulSet());
+        assertEquals("/health", broker.getReadinessProbe().getHttpGet().getPath());
+        assertEquals("/status", broker.getLivenessProbe().getHttpGet().getPath());
+        assertEquals("/status", broker.getStartupProbe().getHttpGet().getPath());
+        assertEquals("http", broker.getReadinessProbe().getHttpGet().getPort().getStrVal());
+        assertEquals(6632, broker.getPorts().stream().filter(p -> "http".equals(p.getName())).findFirst()
+                .orElseThrow().getContainerPort());
+        assertEquals("6632", envValue(broker, "PORT"));
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void terminationGraceOutlastsThePreStopPauseTheDrainAndTheLongestLongPoll(ValueSet valueSet) {
+        StatefulSet sts = RenderedChart.of(valueSet).brokerStatefulSet();
+        Container broker = brokerContainer(sts);
+        long longPollSeconds = env(broker, "DEFAULT_TIMEOUT").map(v -> Long.parseLong(v.getValue()))
+                .orElse((long) DEFAULT_LONG_POLL_MS) / 1000;
+        long preStopSeconds = broker.getLifecycle() == null ? 0
+                : Long.parseLong(broker.getLifecycle().getPreStop().getExec().getCommand().get(1));
+        long grace = sts.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds();
+        assertTrue(grace > preStopSeconds + BROKER_DRAIN_SECONDS + longPollSeconds, valueSet + ": grace " + grace
+                + " s is not longer than preStop " + preStopSeconds + " s + drain " + BROKER_DRAIN_SECONDS
+                + " s + long-poll " + longPollSeconds + " s");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void brokersWriteOnlyToTmpAndTheirSpool(ValueSet valueSet) {
+        StatefulSet sts = RenderedChart.of(valueSet).brokerStatefulSet();
+        PodSpec pod = sts.getSpec().getTemplate().getSpec();
+        Container broker = brokerContainer(sts);
+        String spoolDir = envValue(broker, "FILE_BUFFER_DIR");
+        Set<String> claimTemplates = new HashSet<>();
+        if (sts.getSpec().getVolumeClaimTemplates() != null) {
+            sts.getSpec().getVolumeClaimTemplates().forEach(c -> claimTemplates.add(c.getMetadata().getName()));
+        }
+        Set<String> mountPaths = new HashSet<>();
+        broker.getVolumeMounts().forEach(mount -> {
+            mountPaths.add(mount.getMountPath());
+            Optional<Volume> volume = pod.getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst();
+            assertTrue(claimTemplates.contains(mount.getName()) || volume.map(v -> v.getEmptyDir() != null).orElse(false),
+                    mount.getName() + " is neither an emptyDir nor a claim template");
+        });
+        assertEquals(Set.of("/tmp", spoolDir), mountPaths);
+        assertFalse(Boolean.TRUE.equals(pod.getAutomountServiceAccountToken()), "brokers need no API token");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void aPodDisruptionBudgetLetsOneBrokerDownAtATime(ValueSet valueSet) {
+        RenderedChart chart = RenderedChart.of(valueSet);
+        StatefulSet sts = chart.brokerStatefulSet();
+        PodDisruptionBudget pdb = chart.one(PodDisruptionBudget.class, sts.getMetadata().getName());
+        assertEquals(1, pdb.getSpec().getMaxUnavailable().getIntVal());
+        assertEquals(sts.getSpec().getSelector().getMatchLabels(), pdb.getSpec().getSelector().getMatchLabels());
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void aClusterIpServiceAndAHeadlessServiceSelectTheBrokers(ValueSet valueSet) {
+        RenderedChart chart = RenderedChart.of(valueSet);
+        StatefulSet sts = chart.brokerStatefulSet();
+        Map<String, String> podLabels = sts.getSpec().getTemplate().getMetadata().getLabels();
+        Service service = chart.one(Service.class, sts.getMetadata().getName());
+        Service headless = chart.one(Service.class, sts.getSpec().getServiceName());
+        for (Service s : List.of(service, headless)) {
+            assertTrue(podLabels.entrySet().containsAll(s.getSpec().getSelector().entrySet()), s.getMetadata().getName()
+                    + " does not select the broker pods");
+            assertEquals("http", s.getSpec().getPorts().get(0).getTargetPort().getStrVal());
+        }
+        assertNull(service.getSpec().getClusterIP(), "the ClusterIP Service gets an address");
+        assertEquals("None", headless.getSpec().getClusterIP());
+        assertTrue(headless.getSpec().getPublishNotReadyAddresses(), "pod DNS resolves during a rollout");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void imagesAreTaggedWithTheVersionInThePom(ValueSet valueSet) {
+        RenderedChart chart = RenderedChart.of(valueSet);
+        String version = RepositoryPaths.version();
+        assertTrue(brokerContainer(chart.brokerStatefulSet()).getImage().endsWith(":" + version));
+        assertTrue(chart.operatorDeployment().getSpec().getTemplate().getSpec().getContainers().get(0).getImage()
+                .endsWith(":" + version));
+    }
+
+    static Container brokerContainer(StatefulSet sts) {
+        return sts.getSpec().getTemplate().getSpec().getContainers().stream()
+                .filter(c -> "broker".equals(c.getName())).findFirst()
+                .orElseThrow(() -> new AssertionError("no container named broker"));
+    }
+
+    static Optional<EnvVar> env(Container container, String name) {
+        return container.getEnv().stream().filter(e -> name.equals(e.getName())).findFirst();
+    }
+
+    static String envValue(Container container, String name) {
+        return env(container, name).map(EnvVar::getValue).orElseThrow(() -> new AssertionError(name + " is not set"));
+    }
+
+    /** Every Secret a pod could read: env, envFrom, volumes (plain and projected). */
+    static Set<String> secretsReferencedBy(PodSpec pod) {
+        Set<String> secrets = new HashSet<>();
+        List<Container> containers = new java.util.ArrayList<>(pod.getContainers());
+        if (pod.getInitContainers() != null) {
+            containers.addAll(pod.getInitContainers());
+        }
+        for (Container c : containers) {
+            if (c.getEnv() != null) {
+                c.getEnv().stream().filter(e -> e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null)
+                        .forEach(e -> secrets.add(e.getValueFrom().getSecretKeyRef().getName()));
+            }
+            if (c.getEnvFrom() != null) {
+                c.getEnvFrom().stream().filter(e -> e.getSecretRef() != null).forEach(e -> secrets.add(e.getSecretRef().getName()));
+            }
+        }
+        if (pod.getVolumes() != null) {
+            for (Volume v : pod.getVolumes()) {
+                if (v.getSecret() != null) {
+                    secrets.add(v.getSecret().getSecretName());
+                }
+                if (v.getProjected() != null) {
+                    v.getProjected().getSources().stream().filter(s -> s.getSecret() != null)
+                            .forEach(s -> secrets.add(s.getSecret().getName()));
+                }
+            }
+        }
+        return secrets;
+    }
+}
