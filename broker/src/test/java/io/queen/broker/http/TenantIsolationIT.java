@@ -102,6 +102,35 @@ class TenantIsolationIT {
     }
 
     @Test
+    void deadLettersAndSeeksStayInsideTheirTenant() {
+        assertEquals(200, call(A, "POST", "/api/v1/configure", "{\"queue\":\"dl\",\"options\":{\"retryLimit\":0}}").status());
+        call(A, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"dl\",\"payload\":\"poison\"}]}");
+        call(B, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"dl\",\"payload\":\"fine\"}]}");
+        JsonNode pop = call(A, "GET", "/api/v1/pop/queue/dl", null).json();
+        JsonNode m = pop.get("messages").get(0);
+        Reply nack = call(A, "POST", "/api/v1/ack", "{\"transactionId\":\"" + m.get("transactionId").asText()
+                + "\",\"partitionId\":\"" + m.get("partitionId").asText() + "\",\"leaseId\":\""
+                + pop.get("leaseId").asText() + "\",\"status\":\"failed\"}");
+        assertTrue(nack.json().get(0).get("dlq").asBoolean(), nack.body());
+
+        assertEquals(0, call(B, "GET", "/api/v1/dlq?queue=dl", null).json().get("messages").size());
+        assertEquals(0, call(B, "DELETE", "/api/v1/dlq?queue=dl", null).json().get("deleted").asInt());
+        String address = "/api/v1/messages/" + m.get("partitionId").asText() + "/" + m.get("transactionId").asText();
+        assertEquals(404, call(B, "POST", address + "/retry", null).status());
+        assertEquals(404, call(B, "DELETE", address, null).status());
+        assertEquals(1, call(A, "GET", "/api/v1/dlq?queue=dl", null).json().get("messages").size(),
+                "B's attempts left A's dead letter in place");
+
+        call(A, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"sk\",\"payload\":\"a1\"}]}");
+        call(B, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"sk\",\"payload\":\"b1\"}]}");
+        assertEquals(200, call(B, "POST", "/api/v1/consumer-groups/g/queues/sk/seek", "{\"toEnd\":true}").status());
+        Reply popA = call(A, "GET", "/api/v1/pop/queue/sk?consumerGroup=g&subscriptionMode=all", null);
+        assertEquals(200, popA.status(), "B's seek did not move A's group");
+        assertEquals("a1", popA.json().get("messages").get(0).get("data").asText());
+        assertEquals(204, call(B, "GET", "/api/v1/pop/queue/sk?consumerGroup=g&subscriptionMode=all", null).status());
+    }
+
+    @Test
     void aMalformedTenantHeaderIs400() {
         Reply r = call("not-a-uuid", "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"x\",\"payload\":1}]}");
         assertEquals(400, r.status());
