@@ -21,8 +21,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The stats reconciler, the retained-bytes lane, the metrics collector and the lifecycle triggers, as scheduled. */
 class StatsAndMetricsIT {
 
+    /** The stat, or -1 while the refresh has not written its row yet (polled under await). */
     static long stat(DatabaseSettings db, String column, String type, String key) {
-        return number(db, "SELECT " + column + " FROM queen.stats WHERE stat_type = ? AND stat_key = ?", type, key);
+        return number(db, "SELECT COALESCE((SELECT " + column + " FROM queen.stats WHERE stat_type = ? AND stat_key = ?), -1)",
+                type, key);
     }
 
     @Test
