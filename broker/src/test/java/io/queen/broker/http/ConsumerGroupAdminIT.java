@@ -5,21 +5,17 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.HttpProbe;
+import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -38,19 +34,8 @@ class ConsumerGroupAdminIT {
     static final String A = "aaaaaaaa-0000-4000-8000-0000000000c1";
     static final String B = "bbbbbbbb-0000-4000-8000-0000000000c2";
     static final ObjectMapper MAPPER = new ObjectMapper();
-    static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     static DatabaseSettings db;
     static Broker broker;
-
-    record Reply(int status, String body) {
-        JsonNode json() {
-            try {
-                return MAPPER.readTree(body);
-            } catch (IOException e) {
-                throw new AssertionError("not JSON (" + status + "): " + body, e);
-            }
-        }
-    }
 
     @BeforeAll
     static void start() {
@@ -64,22 +49,7 @@ class ConsumerGroupAdminIT {
     }
 
     static Reply call(String tenant, String method, String path, String body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.port() + path))
-                .timeout(Duration.ofSeconds(30))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json");
-        if (tenant != null) {
-            b.header("x-queen-tenant", tenant);
-        }
-        try {
-            HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.body());
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return new HttpProbe(broker.port()).call(tenant, method, path, body);
     }
 
     static Reply get(String path) {

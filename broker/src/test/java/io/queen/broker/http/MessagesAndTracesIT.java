@@ -1,21 +1,16 @@
 package io.queen.broker.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.HttpProbe;
+import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,23 +29,11 @@ class MessagesAndTracesIT {
     static final String A = "aaaaaaaa-0000-4000-8000-0000000000d1";
     static final String B = "bbbbbbbb-0000-4000-8000-0000000000d2";
     static final String KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-    static final ObjectMapper MAPPER = new ObjectMapper();
-    static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     static DatabaseSettings db;
     static Broker broker;
     /** Partitions "main" (t1 completed, t2 processing, t3 pending) and "dead" (t4 dead-lettered) of msg_status. */
     static String mainPid;
     static String deadPid;
-
-    record Reply(int status, String body) {
-        JsonNode json() {
-            try {
-                return MAPPER.readTree(body);
-            } catch (IOException e) {
-                throw new AssertionError("not JSON (" + status + "): " + body, e);
-            }
-        }
-    }
 
     @BeforeAll
     static void start() {
@@ -81,22 +64,7 @@ class MessagesAndTracesIT {
     }
 
     static Reply call(String tenant, String method, String path, String body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.port() + path))
-                .timeout(Duration.ofSeconds(30))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json");
-        if (tenant != null) {
-            b.header("x-queen-tenant", tenant);
-        }
-        try {
-            HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.body());
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return new HttpProbe(broker.port()).call(tenant, method, path, body);
     }
 
     static Reply get(String path) {

@@ -5,22 +5,18 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.HttpProbe;
+import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -45,20 +41,9 @@ class QueueResourcesIT {
     static final String A = "aaaaaaaa-1111-4000-8000-00000000000a";
     static final String B = "bbbbbbbb-2222-4000-8000-00000000000b";
     static final ObjectMapper MAPPER = new ObjectMapper();
-    static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     static final String TS = "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{6}Z";
     static DatabaseSettings db;
     static Broker broker;
-
-    record Reply(int status, String body) {
-        JsonNode json() {
-            try {
-                return MAPPER.readTree(body);
-            } catch (IOException e) {
-                throw new AssertionError("not JSON (" + status + "): " + body, e);
-            }
-        }
-    }
 
     @BeforeAll
     static void start() {
@@ -72,22 +57,7 @@ class QueueResourcesIT {
     }
 
     static Reply call(String tenant, String method, String path, String body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.port() + path))
-                .timeout(Duration.ofSeconds(60))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json");
-        if (tenant != null) {
-            b.header("x-queen-tenant", tenant);
-        }
-        try {
-            HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.body());
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return new HttpProbe(broker.port()).call(tenant, method, path, body);
     }
 
     static JsonNode ok(Reply r) {

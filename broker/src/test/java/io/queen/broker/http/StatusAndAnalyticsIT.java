@@ -1,21 +1,17 @@
 package io.queen.broker.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.HttpProbe;
+import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -39,8 +35,6 @@ class StatusAndAnalyticsIT {
     static final String A = "aaaaaaaa-0000-4000-8000-0000000000a1";
     static final String B = "bbbbbbbb-0000-4000-8000-0000000000b1";
     static final String C = "cccccccc-0000-4000-8000-0000000000c1";
-    static final ObjectMapper MAPPER = new ObjectMapper();
-    static final HttpClient CLIENT = HttpClient.newHttpClient();
 
     static DatabaseSettings db;
     static Broker broker;
@@ -48,16 +42,6 @@ class StatusAndAnalyticsIT {
     static String queueB;
     static String partitionA;
     static String partitionB;
-
-    record Reply(int status, String body) {
-        JsonNode json() {
-            try {
-                return MAPPER.readTree(body);
-            } catch (IOException e) {
-                throw new AssertionError(status + ": " + body, e);
-            }
-        }
-    }
 
     @BeforeAll
     static void start() throws SQLException {
@@ -375,23 +359,7 @@ class StatusAndAnalyticsIT {
     }
 
     static Reply call(String tenant, String method, String path, String body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.port() + path))
-                .timeout(Duration.ofSeconds(30))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                        : HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json");
-        if (tenant != null) {
-            b.header("x-queen-tenant", tenant);
-        }
-        try {
-            HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.body());
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return new HttpProbe(broker.port()).call(tenant, method, path, body);
     }
 
     static JsonNode ok(Reply r) {

@@ -4,16 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.HttpProbe;
+import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,18 +23,6 @@ class TenantIsolationIT {
     static final String B = "bbbbbbbb-0000-4000-8000-00000000000b";
     static DatabaseSettings db;
     static Broker broker;
-    static final HttpClient CLIENT = HttpClient.newHttpClient();
-    static final com.fasterxml.jackson.databind.ObjectMapper MAPPER = new com.fasterxml.jackson.databind.ObjectMapper();
-
-    record Reply(int status, String body) {
-        JsonNode json() {
-            try {
-                return MAPPER.readTree(body);
-            } catch (IOException e) {
-                throw new AssertionError(body, e);
-            }
-        }
-    }
 
     @BeforeAll
     static void start() {
@@ -51,18 +36,7 @@ class TenantIsolationIT {
     }
 
     static Reply call(String tenant, String method, String path, String body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.port() + path))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json");
-        if (tenant != null) {
-            b.header("x-queen-tenant", tenant);
-        }
-        try {
-            HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.body());
-        } catch (IOException | InterruptedException e) {
-            throw new AssertionError(e);
-        }
+        return new HttpProbe(broker.port()).call(tenant, method, path, body);
     }
 
     @Test

@@ -44,6 +44,17 @@ public final class HttpProbe {
         return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE());
     }
 
+    /** Any method, with an optional JSON body and an optional x-queen-tenant header (null = none). */
+    public Reply call(String tenant, String method, String path, String json) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+                .method(method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json))
+                .header("Content-Type", "application/json");
+        if (tenant != null) {
+            b.header("x-queen-tenant", tenant);
+        }
+        return send(b);
+    }
+
     private Reply send(HttpRequest.Builder request) {
         try {
             HttpResponse<String> r = client.send(request.timeout(Duration.ofSeconds(60)).build(),
