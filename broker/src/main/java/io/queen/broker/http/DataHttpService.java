@@ -77,15 +77,13 @@ public final class DataHttpService implements HttpService {
 
     private void push(ServerRequest req, ServerResponse res) throws SQLException {
         UUID tenant = tenancy.of(req);
-        JsonNode body = badBodyOnError(req);
-        JsonNode items = body.get("items");
-        if (items == null || !items.isArray()) {
-            throw new BadRequestException("bad body: items must be an array");
+        byte[] body;
+        try (java.io.InputStream in = req.content().inputStream()) {
+            body = in.readAllBytes();
+        } catch (java.io.IOException e) {
+            throw new BadRequestException("bad body: cannot read request body: " + e.getMessage());
         }
-        List<PushService.Item> parsed = new ArrayList<>(items.size());
-        for (int i = 0; i < items.size(); i++) {
-            parsed.add(pushItem(items.get(i), i));
-        }
+        List<PushService.Item> parsed = PushBody.parse(body);
         // Push maintenance: every item goes to the on-disk spool, replayed once maintenance is off.
         boolean buffered = switches.pushPaused();
         List<PushService.Result> results = buffered ? spool.buffer(tenant, parsed) : push.push(tenant, parsed);
@@ -99,7 +97,8 @@ public final class DataHttpService implements HttpService {
                 out);
     }
 
-    static PushService.Item pushItem(JsonNode item, int index) {
+    /** @param payload the item's payload exactly as sent, or null when the item has none */
+    static PushService.Item pushItem(JsonNode item, byte[] payload, int index) {
         if (item == null || !item.isObject()) {
             throw new BadRequestException("bad body: items[" + index + "] must be an object");
         }
@@ -111,7 +110,7 @@ public final class DataHttpService implements HttpService {
             }
             partition = item.get("partition").asText();
         }
-        if (!item.has("payload")) {
+        if (payload == null) {
             throw new BadRequestException("bad body: items[" + index + "].payload is required");
         }
         String txn = null;
@@ -125,7 +124,7 @@ public final class DataHttpService implements HttpService {
                 throw new BadRequestException("bad body: items[" + index + "].transactionId is longer than 65535 bytes");
             }
         }
-        return new PushService.Item(queue, partition, Json.bytes(item.get("payload")), txn, null);
+        return new PushService.Item(queue, partition, payload, txn, null);
     }
 
     private static String requiredName(JsonNode item, String field, int index) {

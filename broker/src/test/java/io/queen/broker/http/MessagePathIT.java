@@ -138,6 +138,14 @@ class MessagePathIT {
     }
 
     @Test
+    void aPayloadIsDeliveredExactlyAsItWasPushed() {
+        String payload = "{\"amount\": 0.10000000000000000001, \"big\": 12345678901234567890123}";
+        assertEquals(201, http.post("/api/v1/push", "{\"items\":[{\"queue\":\"verbatim\",\"payload\":" + payload + "}]}").status());
+        Reply r = http.get("/api/v1/pop/queue/verbatim");
+        assertTrue(r.body().contains("\"data\":" + payload), r.body());
+    }
+
+    @Test
     void badInputIsA400WithAJsonErrorAndWritesNothing() throws Exception {
         Reply notJson = http.post("/api/v1/push", "{not json");
         assertEquals(400, notJson.status());

@@ -1,0 +1,63 @@
+package io.queen.broker.http;
+
+import io.queen.broker.engine.PushService;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PushBodyTest {
+
+    private static List<PushService.Item> parse(String json) {
+        return PushBody.parse(json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String payload(PushService.Item item) {
+        return new String(item.payload(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void payloadsAreKeptExactlyAsSent() {
+        List<PushService.Item> items = parse("{\"items\":["
+                + "{\"queue\":\"q\",\"payload\":{\"amount\": 0.10000000000000000001, \"n\":[1, 2]}},"
+                + "{\"payload\":12345678901234567890123,\"queue\":\"q\"},"
+                + "{\"queue\":\"q\",\"payload\":\"a \\\"quoted\\\" \\u00e9 string\"},"
+                + "{\"queue\":\"q\",\"payload\":null},"
+                + "{\"queue\":\"q\",\"payload\":true}]}");
+        assertEquals("{\"amount\": 0.10000000000000000001, \"n\":[1, 2]}", payload(items.get(0)));
+        assertEquals("12345678901234567890123", payload(items.get(1)));
+        assertEquals("\"a \\\"quoted\\\" \\u00e9 string\"", payload(items.get(2)));
+        assertEquals("null", payload(items.get(3)));
+        assertEquals("true", payload(items.get(4)));
+    }
+
+    @Test
+    void theOtherFieldsAreReadWhateverTheirOrder() {
+        PushService.Item item = parse("{\"extra\":{\"x\":1},\"items\":[{\"payload\":1,\"transactionId\":\"t\","
+                + "\"partition\":\"p\",\"queue\":\"q\",\"unknown\":[1]}]}").get(0);
+        assertEquals("q", item.queue());
+        assertEquals("p", item.partition());
+        assertEquals("t", item.transactionId());
+        assertNull(item.traceId(), "push ignores traceId");
+    }
+
+    @Test
+    void anEmptyItemListIsAccepted() {
+        assertEquals(List.of(), parse("{\"items\":[]}"));
+    }
+
+    @Test
+    void malformedBodiesAreBadRequests() {
+        for (String bad : List.of("", "{not json", "[]", "{\"items\":{}}", "{\"nothing\":1}",
+                "{\"items\":[1]}", "{\"items\":[{\"queue\":\"q\"}]}", "{\"items\":[{\"payload\":1}]}",
+                "{\"items\":[]} trailing")) {
+            BadRequestException e = assertThrows(BadRequestException.class, () -> parse(bad), bad);
+            assertTrue(e.getMessage().startsWith("bad body"), e.getMessage());
+        }
+    }
+}
