@@ -165,7 +165,7 @@ public class QueueReconciler implements Reconciler<Queue>, Cleaner<Queue> {
         }
         boolean lastAttempt = context.getRetryInfo().map(r -> r.isLastAttempt()).orElse(true);
         ErrorStatusUpdateControl<Queue> control = status.equals(queue.getStatus())
-                ? ErrorStatusUpdateControl.noStatusUpdate() : ErrorStatusUpdateControl.patchStatus(withStatus(queue, status));
+                ? ErrorStatusUpdateControl.noStatusUpdate() : ErrorStatusUpdateControl.patchStatus(StatusWriter.statusOnly(queue, status, Queue::new));
         // When the retries are spent, the periodic resync tries again.
         return lastAttempt ? control.rescheduleAfter(timings.resync()) : control;
     }
@@ -277,22 +277,11 @@ public class QueueReconciler implements Reconciler<Queue>, Cleaner<Queue> {
     }
 
     private void writeIfChanged(Queue queue, QueueStatus status) {
-        if (!status.equals(queue.getStatus())) {
-            statusWriter.patchStatus(queue, status);
-        }
+        statusWriter.writeIfChanged(queue, status);
     }
 
     private static UpdateControl<Queue> update(Queue queue, QueueStatus status) {
-        return status.equals(queue.getStatus()) ? UpdateControl.noUpdate() : UpdateControl.patchStatus(withStatus(queue, status));
-    }
-
-    /** A fresh object with only identity and status: the status patch then touches nothing else. */
-    private static Queue withStatus(Queue queue, QueueStatus status) {
-        Queue fresh = new Queue();
-        fresh.getMetadata().setName(queue.getMetadata().getName());
-        fresh.getMetadata().setNamespace(queue.getMetadata().getNamespace());
-        fresh.setStatus(status);
-        return fresh;
+        return StatusWriter.update(queue, status, Queue::new);
     }
 
     private static QueueStatus copy(QueueStatus status) {

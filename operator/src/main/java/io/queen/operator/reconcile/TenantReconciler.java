@@ -162,21 +162,11 @@ public class TenantReconciler implements Reconciler<Tenant>, Cleaner<Tenant> {
     }
 
     private void writeIfChanged(Tenant tenant, TenantStatus status) {
-        if (!status.equals(tenant.getStatus())) {
-            statusWriter.patchStatus(tenant, status);
-        }
+        statusWriter.writeIfChanged(tenant, status);
     }
 
     private static UpdateControl<Tenant> update(Tenant tenant, TenantStatus status) {
-        return status.equals(tenant.getStatus()) ? UpdateControl.noUpdate() : UpdateControl.patchStatus(withStatus(tenant, status));
-    }
-
-    private static Tenant withStatus(Tenant tenant, TenantStatus status) {
-        Tenant fresh = new Tenant();
-        fresh.getMetadata().setName(tenant.getMetadata().getName());
-        fresh.getMetadata().setNamespace(tenant.getMetadata().getNamespace());
-        fresh.setStatus(status);
-        return fresh;
+        return StatusWriter.update(tenant, status, Tenant::new);
     }
 
     private static TenantStatus copy(TenantStatus status) {
