@@ -49,17 +49,7 @@ class MessagePathIT {
     }
 
     static Reply push(String queue, String partition, String... payloads) {
-        StringBuilder items = new StringBuilder();
-        for (String p : payloads) {
-            if (!items.isEmpty()) {
-                items.append(',');
-            }
-            items.append("{\"queue\":\"").append(queue).append("\",\"partition\":\"").append(partition)
-                    .append("\",\"payload\":").append(p).append('}');
-        }
-        Reply r = http.post("/api/v1/push", "{\"items\":[" + items + "]}");
-        assertEquals(201, r.status(), r.body());
-        return r;
+        return http.push(queue, partition, payloads);
     }
 
     static Reply ack(String txn, String partitionId, String leaseId, String status, String group) {

@@ -43,16 +43,7 @@ class SeekRoutesIT {
     }
 
     static void push(String queue, String partition, String... payloads) {
-        StringBuilder items = new StringBuilder();
-        for (String p : payloads) {
-            if (!items.isEmpty()) {
-                items.append(',');
-            }
-            items.append("{\"queue\":\"").append(queue).append("\",\"partition\":\"").append(partition)
-                    .append("\",\"payload\":").append(p).append('}');
-        }
-        Reply r = http.post("/api/v1/push", "{\"items\":[" + items + "]}");
-        assertEquals(201, r.status(), r.body());
+        http.push(queue, partition, payloads);
     }
 
     static Reply pop(String queue, String group, String extra) {

@@ -44,6 +44,23 @@ public final class HttpProbe {
         return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE());
     }
 
+    /** Pushes raw JSON payloads to one partition and insists on the 201 the push route answers. */
+    public Reply push(String queue, String partition, String... payloads) {
+        StringBuilder items = new StringBuilder();
+        for (String p : payloads) {
+            if (!items.isEmpty()) {
+                items.append(',');
+            }
+            items.append("{\"queue\":\"").append(queue).append("\",\"partition\":\"").append(partition)
+                    .append("\",\"payload\":").append(p).append('}');
+        }
+        Reply r = post("/api/v1/push", "{\"items\":[" + items + "]}");
+        if (r.status() != 201) {
+            throw new AssertionError("push answered " + r.status() + ": " + r.body());
+        }
+        return r;
+    }
+
     /** Any method, with an optional JSON body and an optional x-queen-tenant header (null = none). */
     public Reply call(String tenant, String method, String path, String json) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
