@@ -32,10 +32,22 @@ public final class AckService {
                          boolean dlq, boolean noop) {
     }
 
+    /** Told after a commit released a lease of the group on the partition (messages may wait behind it). */
+    @FunctionalInterface
+    public interface LeaseReleaseListener {
+        void released(UUID partitionId, String group);
+    }
+
     private final Database database;
+    private final LeaseReleaseListener releases;
 
     public AckService(Database database) {
+        this(database, (partitionId, group) -> { });
+    }
+
+    public AckService(Database database, LeaseReleaseListener releases) {
         this.database = database;
+        this.releases = releases;
     }
 
     public List<Result> ack(UUID tenant, String group, List<Item> items) throws SQLException {
@@ -52,8 +64,13 @@ public final class AckService {
                 try {
                     List<Result> r = ackGroup(c, tenant, group, items, idx);
                     c.commit();
+                    boolean released = false;
                     for (Result res : r) {
                         results[res.index()] = res;
+                        released |= res.leaseReleased();
+                    }
+                    if (released) {
+                        releases.released(items.get(idx.get(0)).partitionId(), group);
                     }
                 } catch (SQLException | RuntimeException e) {
                     c.rollback();

@@ -4,6 +4,7 @@ import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.segment.SegmentCodec;
 import io.queen.broker.engine.segment.UuidV7;
+import io.queen.broker.engine.wake.HotList;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.LogStore;
@@ -18,16 +19,19 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The three pop routes. A queue-level pop registers the group on first contact, lists candidate
- * partitions (pending, lease-free, random order) and claims them one after another with a shared
- * budget and one lease id. Each claim is a single statement ({@code log_pop_v1}) that never waits
- * on a lock. A long-poll parks on the in-process wake hub (no connection held) between attempts;
- * commits here or on a peer broker wake it, and it re-checks the database at most once a second
- * otherwise.
+ * The three pop routes. A queue-level pop registers the group on first contact, takes partitions
+ * from the hot list (marked by pushes and lease releases) and, when that cannot be trusted to be
+ * complete, from a database scan of candidates (pending, lease-free, random order); it claims them
+ * one after another with a shared budget and one lease id. Each claim is a single statement
+ * ({@code log_pop_v1}) that never waits on a lock. A long-poll parks on the in-process wake hub
+ * (no connection held) between attempts; commits here or on a peer broker wake one parked pop per
+ * group, and it re-checks at most once a second otherwise.
  */
 public final class PopService {
-    /** How long a parked pop waits before re-checking the database without a wake. */
+    /** How long a parked pop waits before re-checking without a wake; also how stale a ring's last scan may be. */
     static final long IDLE_RECHECK_MS = 1000;
+    /** A marked partition deleted meanwhile: foreign key violation on its cursor row, or "not found". */
+    private static final Set<String> PARTITION_GONE = Set.of("23503", "P0002");
 
     public record Request(
             UUID tenant,
@@ -77,10 +81,16 @@ public final class PopService {
 
     public Result pop(Request r) throws SQLException, InterruptedException {
         long deadline = System.nanoTime() + Math.max(r.timeoutMs(), 0) * 1_000_000L;
+        boolean queueLevel = r.queue() != null && r.partition() == null;
         while (true) {
             long seen = r.queue() == null ? wake.tenantVersion(r.tenant()) : wake.version(r.tenant(), r.queue());
             Result result = attempt(r);
             if (!result.isEmpty() || !r.waitForMessages()) {
+                if (!result.isEmpty() && queueLevel
+                        && wake.hotList().ring(r.tenant(), r.queue(), r.consumerGroup()).size() > 0) {
+                    // This pop was likely the one woken for its group: pass the wake on for what is left.
+                    wake.wakeGroup(r.tenant(), r.queue(), r.consumerGroup());
+                }
                 return result;
             }
             long leftMs = (deadline - System.nanoTime()) / 1_000_000L;
@@ -90,6 +100,8 @@ public final class PopService {
             long park = Math.min(leftMs, IDLE_RECHECK_MS);
             if (r.queue() == null) {
                 wake.awaitTenantChange(r.tenant(), seen, park);
+            } else if (queueLevel) {
+                wake.awaitChange(r.tenant(), r.queue(), r.consumerGroup(), seen, park);
             } else {
                 wake.awaitChange(r.tenant(), r.queue(), seen, park);
             }
@@ -106,7 +118,8 @@ public final class PopService {
             c.setAutoCommit(true);
             if (r.queue() == null) {
                 for (LogStore.QueueRef q : LogStore.queuesMatching(c, r.tenant(), r.namespace(), r.task())) {
-                    claimQueue(c, r, q.id(), q.name(), claim);
+                    registerGroup(c, r, q.id());
+                    claimFromScan(c, r, q.id(), q.name(), claim, null);
                     if (claim.done()) {
                         break;
                     }
@@ -119,26 +132,103 @@ public final class PopService {
                         claim.tryPartition(c, r.queue(), pid, r.partition());
                     }
                 } else {
-                    claimQueue(c, r, q.queueId(), r.queue(), claim);
+                    registerGroup(c, r, q.queueId());
+                    claimQueue(c, r, q.queueId(), claim);
                 }
             }
         }
         return claim.result(r.queue() == null ? "" : r.queue());
     }
 
-    private void claimQueue(Connection c, Request r, UUID queueId, String queueName, Claim claim) throws SQLException {
+    private void registerGroup(Connection c, Request r, UUID queueId) throws SQLException {
         if (!Tenants.QUEUE_MODE.equals(r.consumerGroup())
                 && registeredGroups.add(queueId + "/" + r.consumerGroup())) {
             LogStore.registerGroup(c, r.tenant(), queueId, r.consumerGroup(), r.subscriptionMode(), r.subscriptionFrom());
         }
+    }
+
+    /**
+     * A queue-level pop: the hot list's marked partitions first (oldest mark first, a few at a time),
+     * then the database scan when the ring cannot be trusted to be complete. A pop that answers at
+     * once (no wait) always scans before answering empty, so its answer is exact; a long-poll scans
+     * when the ring is dirty or its last scan was cut at the limit, and otherwise lets one scan per
+     * ring and second stand for all of the ring's pops (the idle re-check). Only one long-poll scans
+     * a ring at a time; the others park and are woken for what it leaves in the ring.
+     */
+    private void claimQueue(Connection c, Request r, UUID queueId, Claim claim) throws SQLException {
+        HotList.Ring ring = wake.hotList().ring(r.tenant(), r.queue(), r.consumerGroup());
         int cap = r.partitions() <= 0 ? Integer.MAX_VALUE : r.partitions();
-        int limit = cap >= 128 ? 512 : Math.max(64, Math.min(cap * 4, 512));
-        for (LogStore.Candidate cand : LogStore.candidates(c, queueId, r.consumerGroup(), limit)) {
-            claim.tryPartition(c, queueName, cand.partitionId(), cand.partitionName());
-            if (claim.done()) {
-                return;
+        int checkout = (int) Math.max(2, Math.min((long) cap * 2, 64));
+        while (!claim.done()) {
+            List<String> marked = ring.take(checkout);
+            if (marked.isEmpty()) {
+                break;
+            }
+            for (int i = 0; i < marked.size(); i++) {
+                if (claim.done()) {
+                    marked.subList(i, marked.size()).forEach(ring::add);
+                    break;
+                }
+                String name = marked.get(i);
+                UUID pid = markedPartitionId(c, r, queueId, name);
+                if (pid != null && claim.tryMarked(c, r.queue(), pid, name) && r.autoAck() && claim.remaining <= 0) {
+                    ring.add(name); // No lease holds it back: what the budget left is claimable now.
+                }
             }
         }
+        if (claim.done() || (claim.claimed > 0 && r.waitForMessages())) {
+            return;
+        }
+        boolean mustScan = !r.waitForMessages() || ring.needsScan()
+                || ring.sinceLastScanNanos() >= IDLE_RECHECK_MS * 1_000_000L;
+        if (!mustScan) {
+            return;
+        }
+        boolean owns = ring.beginScan();
+        if (!owns && r.waitForMessages()) {
+            return; // Another pop is scanning this ring; it leaves what it finds in the ring and wakes us.
+        }
+        long epoch = ring.scanEpoch();
+        try {
+            List<String> unclaimed = new ArrayList<>();
+            boolean full = claimFromScan(c, r, queueId, r.queue(), claim, unclaimed);
+            ring.endScan(epoch, unclaimed, full, owns);
+            if (!unclaimed.isEmpty()) {
+                wake.wakeGroup(r.tenant(), r.queue(), r.consumerGroup());
+            }
+        } catch (SQLException | RuntimeException e) {
+            ring.abortScan(owns);
+            throw e;
+        }
+    }
+
+    /** The id of a marked partition: from the catalog when this broker pushed to it lately, else looked up. */
+    private UUID markedPartitionId(Connection c, Request r, UUID queueId, String name) throws SQLException {
+        LogStore.Provisioned cached = catalog.cached(r.tenant(), r.queue(), name);
+        return cached != null ? cached.partitionId() : LogStore.partitionId(c, queueId, name);
+    }
+
+    /**
+     * Scans the queue's candidates (pending, lease-free, random order) and claims them in turn.
+     * Candidates not tried go to {@code unclaimed} (when given); returns whether the scan was cut at
+     * its limit.
+     */
+    private boolean claimFromScan(Connection c, Request r, UUID queueId, String queueName, Claim claim,
+                                  List<String> unclaimed) throws SQLException {
+        int cap = r.partitions() <= 0 ? Integer.MAX_VALUE : r.partitions();
+        int limit = cap >= 128 ? 512 : Math.max(64, Math.min(cap * 4, 512));
+        List<LogStore.Candidate> candidates = LogStore.candidates(c, queueId, r.consumerGroup(), limit);
+        for (int i = 0; i < candidates.size(); i++) {
+            LogStore.Candidate cand = candidates.get(i);
+            if (claim.done()) {
+                if (unclaimed != null) {
+                    candidates.subList(i, candidates.size()).forEach(x -> unclaimed.add(x.partitionName()));
+                }
+                break;
+            }
+            claim.tryPartition(c, queueName, cand.partitionId(), cand.partitionName());
+        }
+        return candidates.size() >= limit;
     }
 
     /** The state of one pop call across partitions: budget left, partitions that yielded, messages. */
@@ -162,6 +252,23 @@ public final class PopService {
             return remaining <= 0 || claimed >= cap;
         }
 
+        /**
+         * A claim on a partition taken from the hot list, which may have been deleted since it was
+         * marked: that reads as nothing to claim. Returns whether it yielded messages.
+         */
+        boolean tryMarked(Connection c, String queue, UUID partitionId, String partitionName) throws SQLException {
+            int before = claimed;
+            try {
+                tryPartition(c, queue, partitionId, partitionName);
+            } catch (SQLException e) {
+                if (!PARTITION_GONE.contains(e.getSQLState())) {
+                    throw e;
+                }
+                catalog.evict(request.tenant(), queue);
+            }
+            return claimed > before;
+        }
+
         void tryPartition(Connection c, String queue, UUID partitionId, String partitionName) throws SQLException {
             List<LogStore.ClaimedSegment> segments = LogStore.pop(c, partitionId, request.consumerGroup(), remaining,
                     request.leaseSeconds(), leaseId, request.autoAck(), request.subscriptionMode(),
@@ -178,6 +285,7 @@ public final class PopService {
                 }
                 remaining -= s.take();
             }
+            wake.hotList().learn(partitionId, request.tenant(), queue, partitionName);
             if (claimed == 0) {
                 firstPartition = partitionName;
                 firstPartitionId = partitionId;

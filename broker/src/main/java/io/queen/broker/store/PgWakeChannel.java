@@ -106,6 +106,9 @@ public final class PgWakeChannel implements AutoCloseable {
         }
     }
 
+    /** Partitions named per queue in one tick's notifications. */
+    static final int MAX_PARTITIONS_PER_QUEUE = 64;
+
     /** NOTIFY payloads sent to other brokers. */
     public long notificationsSent() {
         return sent.get();
@@ -208,7 +211,11 @@ public final class PgWakeChannel implements AutoCloseable {
         sent.addAndGet(payloads.size());
     }
 
-    /** Payloads under the NOTIFY limit; per queue only the newest {@link WakeHub#MAX_HINTS} partitions, the rest a receiver would drop. */
+    /**
+     * Payloads under the NOTIFY limit. Per queue at most the newest {@value #MAX_PARTITIONS_PER_QUEUE}
+     * partitions are named; beyond that one key without a partition tells receivers "more, unnamed",
+     * so their hot lists scan the queue instead of trusting the names.
+     */
     List<String> payloads(List<Key> keys) {
         Map<QueueOf, List<Key>> byQueue = new LinkedHashMap<>();
         for (Key k : keys) {
@@ -221,7 +228,14 @@ public final class PgWakeChannel implements AutoCloseable {
         StringBuilder body = new StringBuilder();
         int bodyBytes = 0;
         for (List<Key> queueKeys : byQueue.values()) {
-            for (Key k : queueKeys.subList(Math.max(0, queueKeys.size() - WakeHub.MAX_HINTS), queueKeys.size())) {
+            if (queueKeys.size() > MAX_PARTITIONS_PER_QUEUE) {
+                Key any = queueKeys.getFirst();
+                List<Key> newest = new ArrayList<>(queueKeys.subList(queueKeys.size() - MAX_PARTITIONS_PER_QUEUE,
+                        queueKeys.size()));
+                newest.add(new Key(any.tenant(), any.queue(), null));
+                queueKeys = newest;
+            }
+            for (Key k : queueKeys) {
                 String json = keyJson(k);
                 int bytes = utf8Length(json);
                 if (frame + bytes > MAX_PAYLOAD_BYTES) {

@@ -12,6 +12,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -20,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Two "brokers" (a hub and a channel each) on one database. */
@@ -78,10 +80,11 @@ class PgWakeChannelIT {
 
     @Test
     void aPushOnOneBrokerWakesAPopParkedOnTheOther() throws Exception {
+        var ringOnB = hubB.hotList().ring(TENANT, "orders", "__QUEUE_MODE__");
         Parked onB = parkOn(hubB, "orders");
         channelA.published(TENANT, "orders", "p1");
         assertWokenWithin5s(onB);
-        assertTrue(hubB.drainHints(TENANT, "orders").contains("p1"));
+        assertEquals(List.of("p1"), ringOnB.take(10), "the peer's push is marked in B's hot list");
         assertTrue(channelA.notificationsSent() >= 1);
         assertEquals(1, channelB.notificationsReceived());
         // A broker ignores its own notifications.
@@ -121,6 +124,20 @@ class PgWakeChannelIT {
         await().atMost(Duration.ofSeconds(5))
                 .until(() -> channelB.notificationsReceived() == channelA.notificationsSent());
         assertTrue(channelA.notificationsSent() >= 2, "sent " + channelA.notificationsSent());
+    }
+
+    @Test
+    void morePartitionsThanOneTickNamesMakeThePeersRingScan() throws Exception {
+        var ringOnB = hubB.hotList().ring(TENANT, "wide-queue", "__QUEUE_MODE__");
+        ringOnB.endScan(ringOnB.scanEpoch(), List.of(), false, false);
+        assertFalse(ringOnB.needsScan());
+        Parked onB = parkOn(hubB, "wide-queue");
+        for (int p = 0; p < 500; p++) {
+            channelA.published(TENANT, "wide-queue", "p" + p);
+        }
+        assertWokenWithin5s(onB);
+        await().atMost(Duration.ofSeconds(5)).until(ringOnB::needsScan);
+        assertTrue(ringOnB.size() <= 500, "ring holds " + ringOnB.size());
     }
 
     @Test

@@ -2,9 +2,10 @@ package io.queen.broker.engine.wake;
 
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +19,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * its claim, and if the claim found nothing, parks with {@link #awaitChange}: a push committed in
  * between moved the version, so the pop returns at once instead of sleeping through it.
  *
+ * <p>A queue-level pop parks with its consumer group. A commit wakes ONE parked pop per group (all
+ * of a group's pops are interchangeable: any of them can claim the new messages) plus every pop
+ * parked without a group; waking all of them would send each to the database for the same
+ * messages. A woken pop that comes back with messages and sees more marked passes the wake on
+ * ({@link #wakeGroup}). Every commit also marks the {@link HotList}, where woken pops look first.
+ *
  * <p>Gates exist only while someone waits on them, so signalling a queue nobody waits on costs one
  * map lookup plus one atomic increment. Versions live in a fixed array of stripes rather than in
  * the gates (a gate may not exist yet when the version is read); two queues sharing a stripe can
@@ -25,12 +32,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * by its own gate.
  */
 public final class WakeHub {
-    /** The receiver keeps this many partition names per queue; older hints are dropped. */
-    public static final int MAX_HINTS = 64;
-
     private static final int QUEUE_STRIPES = 8192;
-    // Hints left by gates whose last waiter has gone, until drained; a crude bound, hints are best effort.
-    private static final int MAX_LEFTOVER_KEYS = 4096;
     private static final int TENANT_STRIPES = 1024;
 
     private record QueueKey(UUID tenant, String queue) {
@@ -39,6 +41,12 @@ public final class WakeHub {
     private final AtomicInteger waiting = new AtomicInteger();
     private final Gates<QueueKey> queueGates = new Gates<>(QUEUE_STRIPES, waiting);
     private final Gates<UUID> tenantGates = new Gates<>(TENANT_STRIPES, waiting);
+    private final HotList hot = new HotList();
+
+    /** The partitions believed pending, fed by the signals that pass through here. */
+    public HotList hotList() {
+        return hot;
+    }
 
     /** Read before a claim attempt, then passed to {@link #awaitChange}. */
     public long version(UUID tenant, String queue) {
@@ -48,21 +56,36 @@ public final class WakeHub {
     /**
      * True at once if a signal came since {@code seenVersion} was read; else parks up to
      * {@code maxWaitMillis} and returns true when woken by a signal, false on timeout or interrupt
-     * (the interrupt flag is kept).
+     * (the interrupt flag is kept). Woken by every signal of the queue.
      */
     public boolean awaitChange(UUID tenant, String queue, long seenVersion, long maxWaitMillis) {
-        return queueGates.await(queueKey(tenant, queue), seenVersion, maxWaitMillis);
+        return queueGates.await(queueKey(tenant, queue), null, seenVersion, maxWaitMillis);
     }
 
-    /** A push committed to this queue: wake its waiters and the tenant's discovery waiters. */
+    /** Like {@link #awaitChange}, for a pop of {@code group}: a signal wakes only one such pop per group. */
+    public boolean awaitChange(UUID tenant, String queue, String group, long seenVersion, long maxWaitMillis) {
+        return queueGates.await(queueKey(tenant, queue), Objects.requireNonNull(group, "group"), seenVersion,
+                maxWaitMillis);
+    }
+
+    /** A push committed to this queue (partition null: unknown): mark it, wake its waiters and the tenant's discovery waiters. */
     public void signal(UUID tenant, String queue, String partition) {
-        queueGates.signal(queueKey(tenant, queue), partition);
+        hot.mark(tenant, queue, partition);
+        queueGates.signal(queueKey(tenant, queue), null);
         tenantGates.signal(Objects.requireNonNull(tenant, "tenant"), null);
     }
 
-    /** The partitions signalled (newest last, at most {@link #MAX_HINTS}) since the last drain, while someone waited. */
-    public List<String> drainHints(UUID tenant, String queue) {
-        return queueGates.drainHints(queueKey(tenant, queue));
+    /** Wakes one more parked pop of the group: more marked work is waiting for it. */
+    public void wakeGroup(UUID tenant, String queue, String group) {
+        queueGates.signal(queueKey(tenant, queue), Objects.requireNonNull(group, "group"));
+    }
+
+    /** An ack released a lease of the group on this partition: what was pushed meanwhile is claimable now. */
+    public void leaseReleased(UUID partitionId, String group) {
+        HotList.Home home = hot.released(partitionId, group);
+        if (home != null) {
+            wakeGroup(home.tenant(), home.queue(), group);
+        }
     }
 
     /** Version of the tenant's "any queue" gate, for discovery pops. */
@@ -72,14 +95,16 @@ public final class WakeHub {
 
     /** Like {@link #awaitChange}, woken by a signal of any queue of the tenant. */
     public boolean awaitTenantChange(UUID tenant, long seenVersion, long maxWaitMillis) {
-        return tenantGates.await(Objects.requireNonNull(tenant, "tenant"), seenVersion, maxWaitMillis);
+        return tenantGates.await(Objects.requireNonNull(tenant, "tenant"), null, seenVersion, maxWaitMillis);
     }
 
     /**
-     * Wakes every pop currently parked, on queue and tenant gates alike: used when signals may have
-     * been missed (the cross-broker listener was disconnected), so each pop re-claims once.
+     * Wakes every pop currently parked, on queue and tenant gates alike, and marks every hot-list
+     * ring dirty: used when signals may have been missed (the cross-broker listener was
+     * disconnected), so each pop re-claims once from a fresh scan.
      */
     public void signalAllWaiting() {
+        hot.markAllDirty();
         queueGates.signalAll();
         tenantGates.signalAll();
     }
@@ -94,11 +119,6 @@ public final class WakeHub {
         return queueGates.size() + tenantGates.size();
     }
 
-    /** Keys holding undrained hints of gates nobody waits on any more; bounded. */
-    int leftoverHintKeys() {
-        return queueGates.leftoverHints.size();
-    }
-
     private static QueueKey queueKey(UUID tenant, String queue) {
         return new QueueKey(Objects.requireNonNull(tenant, "tenant"), Objects.requireNonNull(queue, "queue"));
     }
@@ -106,9 +126,6 @@ public final class WakeHub {
     /** One family of gates (per queue or per tenant) with its version stripes. */
     private static final class Gates<K> {
         private final ConcurrentHashMap<K, Gate> live = new ConcurrentHashMap<>();
-        // The woken pop is usually the gate's last waiter, so the gate is gone by the time it asks
-        // for hints: they are kept here until that drain.
-        private final ConcurrentHashMap<K, List<String>> leftoverHints = new ConcurrentHashMap<>();
         private final AtomicLongArray stripes;
         private final AtomicInteger waiting;
 
@@ -121,23 +138,24 @@ public final class WakeHub {
             return stripes.get(stripe(key));
         }
 
-        void signal(K key, String hint) {
+        /** {@code onlyGroup} null: a commit (one waiter per group); else one waiter of that group. */
+        void signal(K key, String onlyGroup) {
             // Order matters: bump first, then look for a gate. A waiter registers its gate first,
             // then re-reads the version, so one of the two always sees the other.
             stripes.incrementAndGet(stripe(key));
             Gate gate = live.get(key);
             if (gate != null) {
-                gate.wake(hint);
+                gate.wake(onlyGroup);
             }
         }
 
         void signalAll() {
             for (Gate gate : live.values()) {
-                gate.wake(null);
+                gate.wakeAll();
             }
         }
 
-        boolean await(K key, long seenVersion, long maxWaitMillis) {
+        boolean await(K key, String group, long seenVersion, long maxWaitMillis) {
             int stripe = stripe(key);
             if (stripes.get(stripe) != seenVersion) {
                 return true;
@@ -152,72 +170,24 @@ public final class WakeHub {
                     if (gate.retired) {
                         continue; // Its last waiter just left and removed it: take the new one.
                     }
-                    gate.waiters++;
+                    gate.present++;
                     waiting.incrementAndGet();
                     try {
                         if (stripes.get(stripe) != seenVersion) {
                             return true;
                         }
-                        return gate.park(TimeUnit.MILLISECONDS.toNanos(maxWaitMillis));
+                        return gate.park(group, TimeUnit.MILLISECONDS.toNanos(maxWaitMillis));
                     } finally {
                         waiting.decrementAndGet();
-                        if (--gate.waiters == 0) {
+                        if (--gate.present == 0) {
                             gate.retired = true;
                             live.remove(key, gate);
-                            keepLeftoverHints(key, gate);
                         }
                     }
                 } finally {
                     gate.lock.unlock();
                 }
             }
-        }
-
-        List<String> drainHints(K key) {
-            LinkedHashSet<String> out = new LinkedHashSet<>();
-            List<String> left = leftoverHints.remove(key);
-            if (left != null) {
-                out.addAll(left);
-            }
-            Gate gate = live.get(key);
-            if (gate != null) {
-                gate.lock.lock();
-                try {
-                    for (String hint : gate.hints) {
-                        out.remove(hint);
-                        out.add(hint);
-                    }
-                    gate.hints.clear();
-                } finally {
-                    gate.lock.unlock();
-                }
-            }
-            return newest(out);
-        }
-
-        /** Called with the gate's lock held. */
-        private void keepLeftoverHints(K key, Gate gate) {
-            if (gate.hints.isEmpty()) {
-                return;
-            }
-            if (leftoverHints.size() >= MAX_LEFTOVER_KEYS) {
-                leftoverHints.clear(); // Callers that never drain must not grow this.
-            }
-            List<String> fresh = List.copyOf(gate.hints);
-            gate.hints.clear();
-            leftoverHints.merge(key, fresh, (older, newer) -> {
-                LinkedHashSet<String> both = new LinkedHashSet<>(older);
-                for (String hint : newer) {
-                    both.remove(hint);
-                    both.add(hint);
-                }
-                return newest(both);
-            });
-        }
-
-        private static List<String> newest(LinkedHashSet<String> hints) {
-            List<String> all = new ArrayList<>(hints);
-            return all.size() <= MAX_HINTS ? all : List.copyOf(all.subList(all.size() - MAX_HINTS, all.size()));
         }
 
         int size() {
@@ -231,50 +201,80 @@ public final class WakeHub {
         }
     }
 
-    /** Waiters of one key. All fields are guarded by {@code lock}. */
+    /** One parked pop: its group (null: woken by every signal) and its own condition. */
+    private static final class Waiter {
+        final String group;
+        final Condition condition;
+        boolean woken;
+
+        Waiter(String group, Condition condition) {
+            this.group = group;
+            this.condition = condition;
+        }
+    }
+
+    /** Waiters of one key, oldest first. All fields are guarded by {@code lock}. */
     private static final class Gate {
         final ReentrantLock lock = new ReentrantLock();
-        final Condition changed = lock.newCondition();
-        final LinkedHashSet<String> hints = new LinkedHashSet<>();
-        int waiters;
+        final List<Waiter> parked = new ArrayList<>();
+        int present;
         boolean retired;
-        // Counts wakes so a parked waiter can tell a real wake from a spurious one.
-        long wakes;
 
-        void wake(String hint) {
+        /** {@code onlyGroup} null: every group-less waiter and the oldest of each group; else the oldest of that group. */
+        void wake(String onlyGroup) {
             lock.lock();
             try {
-                wakes++;
-                if (hint != null) {
-                    hints.remove(hint); // Re-added as the newest.
-                    hints.add(hint);
-                    if (hints.size() > MAX_HINTS) {
-                        Iterator<String> oldest = hints.iterator();
-                        oldest.next();
-                        oldest.remove();
+                Set<String> served = new HashSet<>();
+                Iterator<Waiter> it = parked.iterator();
+                while (it.hasNext()) {
+                    Waiter w = it.next();
+                    boolean pick = w.group == null
+                            ? onlyGroup == null
+                            : (onlyGroup == null || onlyGroup.equals(w.group)) && served.add(w.group);
+                    if (pick) {
+                        it.remove();
+                        w.woken = true;
+                        w.condition.signal();
                     }
                 }
-                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        void wakeAll() {
+            lock.lock();
+            try {
+                for (Waiter w : parked) {
+                    w.woken = true;
+                    w.condition.signal();
+                }
+                parked.clear();
             } finally {
                 lock.unlock();
             }
         }
 
         /** Called with the lock held. */
-        boolean park(long nanos) {
-            long seenWakes = wakes;
+        boolean park(String group, long nanos) {
+            Waiter me = new Waiter(group, lock.newCondition());
+            parked.add(me);
             long left = nanos;
             try {
-                while (wakes == seenWakes) {
+                while (!me.woken) {
                     if (left <= 0) {
                         return false;
                     }
-                    left = changed.awaitNanos(left);
+                    left = me.condition.awaitNanos(left);
                 }
                 return true;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return false;
+                return me.woken;
+            } finally {
+                if (!me.woken) {
+                    parked.remove(me);
+                }
             }
         }
     }

@@ -49,7 +49,6 @@ class WakeHubTest {
         hub.signal(TENANT, "orders", "p1");
         assertTrue(p.woken().get(5, TimeUnit.SECONDS));
         assertTrue(p.elapsedMillis() < 5_000, "took " + p.elapsedMillis() + " ms");
-        assertEquals(List.of("p1"), hub.drainHints(TENANT, "orders"));
     }
 
     @Test
@@ -147,24 +146,99 @@ class WakeHubTest {
             hub.signal(TENANT, "idle-" + i, "p");
         }
         assertEquals(0, hub.gates());
-        assertTrue(hub.leftoverHintKeys() <= 4096, "leftover hints " + hub.leftoverHintKeys());
+    }
+
+    private CompletableFuture<Boolean> parkInGroup(String queue, String group) {
+        long seen = hub.version(TENANT, queue);
+        return CompletableFuture.supplyAsync(() -> hub.awaitChange(TENANT, queue, group, seen, 30_000), threads);
     }
 
     @Test
-    void hintsSurviveTheGateAndKeepTheNewest64PartitionNames() throws Exception {
-        // Each round the woken waiter is the gate's last: its hints outlive the gate until drained.
-        for (int i = 0; i < 100; i++) {
-            Parked p = park(TENANT, "orders", 30_000);
-            awaitParked(1);
-            hub.signal(TENANT, "orders", "p" + i);
-            assertTrue(p.woken().get(5, TimeUnit.SECONDS));
+    void aCommitWakesOnePopPerGroupAndEveryGrouplessOne() throws Exception {
+        List<CompletableFuture<Boolean>> a = new ArrayList<>();
+        List<CompletableFuture<Boolean>> b = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            a.add(parkInGroup("orders", "A"));
+            awaitParked(a.size());
         }
+        for (int i = 0; i < 2; i++) {
+            b.add(parkInGroup("orders", "B"));
+            awaitParked(3 + b.size());
+        }
+        Parked groupless = park(TENANT, "orders", 30_000);
+        awaitParked(6);
+        hub.signal(TENANT, "orders", "p1");
+        assertTrue(groupless.woken().get(5, TimeUnit.SECONDS));
+        // The oldest of each group goes; the others stay parked.
+        assertTrue(a.getFirst().get(5, TimeUnit.SECONDS));
+        assertTrue(b.getFirst().get(5, TimeUnit.SECONDS));
+        awaitParked(3);
+        assertFalse(a.get(1).isDone() || a.get(2).isDone() || b.get(1).isDone());
+        hub.wakeGroup(TENANT, "orders", "A");
+        assertTrue(a.get(1).get(5, TimeUnit.SECONDS));
+        awaitParked(2);
+        assertFalse(a.get(2).isDone() || b.get(1).isDone(), "wakeGroup(A) woke another group's pop");
+        hub.signalAllWaiting();
+        assertTrue(a.get(2).get(5, TimeUnit.SECONDS));
+        assertTrue(b.get(1).get(5, TimeUnit.SECONDS));
         assertEquals(0, hub.gates());
-        List<String> hints = hub.drainHints(TENANT, "orders");
-        assertEquals(WakeHub.MAX_HINTS, hints.size());
-        assertEquals("p36", hints.getFirst());
-        assertEquals("p99", hints.getLast());
-        assertEquals(List.of(), hub.drainHints(TENANT, "orders"));
+    }
+
+    @Test
+    void commitsMarkTheHotListOfEveryGroupOfTheQueue() {
+        HotList.Ring a = hub.hotList().ring(TENANT, "orders", "A");
+        HotList.Ring b = hub.hotList().ring(TENANT, "orders", "B");
+        hub.signal(TENANT, "orders", "p1");
+        hub.signal(TENANT, "orders", "p2");
+        hub.signal(TENANT, "orders", "p1");
+        hub.signal(TENANT, "invoices", "p9");
+        assertEquals(List.of("p1"), a.take(1), "oldest mark first");
+        assertEquals(List.of("p2"), a.take(5));
+        assertEquals(List.of("p1", "p2"), b.take(5));
+        assertEquals(List.of(), a.take(5));
+    }
+
+    @Test
+    void aRingIsTrustedOnlyAfterAScanThatNothingDirtiedMeanwhile() {
+        HotList.Ring ring = hub.hotList().ring(TENANT, "orders", "A");
+        assertTrue(ring.needsScan(), "a new ring has never scanned");
+        assertTrue(ring.beginScan());
+        assertFalse(ring.beginScan(), "one scan at a time");
+        long epoch = ring.scanEpoch();
+        hub.signal(TENANT, "orders", null); // partition unknown: arrives during the scan
+        ring.endScan(epoch, List.of("p3"), false, true);
+        assertTrue(ring.needsScan(), "dirtied while scanning");
+        assertTrue(ring.beginScan());
+        ring.endScan(ring.scanEpoch(), List.of(), false, true);
+        assertFalse(ring.needsScan());
+        ring.endScan(ring.scanEpoch(), List.of(), true, false);
+        assertTrue(ring.needsScan(), "a scan cut at its limit leaves more unlisted");
+        assertEquals(List.of("p3"), ring.take(5));
+    }
+
+    @Test
+    void aFullRingTurnsDirtyInsteadOfGrowing() {
+        HotList.Ring ring = hub.hotList().ring(TENANT, "orders", "A");
+        ring.endScan(ring.scanEpoch(), List.of(), false, false);
+        for (int i = 0; i < HotList.MAX_ENTRIES + 10; i++) {
+            hub.signal(TENANT, "orders", "p" + i);
+        }
+        assertEquals(HotList.MAX_ENTRIES, ring.size());
+        assertTrue(ring.needsScan());
+    }
+
+    @Test
+    void aLeaseReleaseMarksThePartitionForItsGroupAndWakesOneOfIt() throws Exception {
+        UUID partitionId = UUID.randomUUID();
+        HotList.Ring ring = hub.hotList().ring(TENANT, "orders", "A");
+        hub.leaseReleased(partitionId, "A");
+        assertEquals(0, ring.size(), "a partition never claimed here is unknown");
+        hub.hotList().learn(partitionId, TENANT, "orders", "p7");
+        CompletableFuture<Boolean> waiter = parkInGroup("orders", "A");
+        awaitParked(1);
+        hub.leaseReleased(partitionId, "A");
+        assertTrue(waiter.get(5, TimeUnit.SECONDS));
+        assertEquals(List.of("p7"), ring.take(5));
     }
 
     @Test

@@ -1,0 +1,213 @@
+package io.queen.broker.engine.wake;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Where a queue-level pop looks first (spec 13.7, the hot-list path): per (tenant, queue, consumer
+ * group), the partitions this broker believes hold claimable messages, oldest mark first. Pushes
+ * (local, or a peer's NOTIFY hint) mark every group of their queue; an ack that releases a lease
+ * marks the partition again for its group, since messages pushed while it was leased wait there.
+ *
+ * <p>A ring is a hint, never the truth: an entry may turn out empty or leased (the claim then finds
+ * nothing and drops it), and a pending partition may be missing (a lease expired, a peer's hints
+ * overflowed, the broker just started). Pops therefore still scan the database: whenever a ring is
+ * {@link Ring#needsScan() dirty} or its last scan was cut at the limit, and otherwise at most about
+ * once a second per ring while nothing else turns up (see PopService).
+ */
+public final class HotList {
+    /** Entries per ring; a ring that would grow past it is marked dirty instead (a scan finds the rest). */
+    static final int MAX_ENTRIES = 4096;
+    /** Partitions whose queue the list remembers for lease-release marks; cleared when it grows past this. */
+    private static final int MAX_HOMES = 200_000;
+
+    private record QueueKey(UUID tenant, String queue) {
+    }
+
+    /** A partition a claim found, so an ack naming only its id can be traced back to the queue. */
+    public record Home(UUID tenant, String queue, String partition) {
+    }
+
+    private final ConcurrentHashMap<QueueKey, ConcurrentHashMap<String, Ring>> rings = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<UUID, Home> homes = new ConcurrentHashMap<>();
+
+    /** The ring of a (queue, group), created empty and dirty (so its first pop scans). */
+    public Ring ring(UUID tenant, String queue, String group) {
+        return rings.computeIfAbsent(key(tenant, queue), k -> new ConcurrentHashMap<>())
+                .computeIfAbsent(Objects.requireNonNull(group, "group"), g -> new Ring());
+    }
+
+    /** Messages became visible in a partition (null: somewhere in the queue) for every group. */
+    void mark(UUID tenant, String queue, String partition) {
+        Map<String, Ring> groups = rings.get(key(tenant, queue));
+        if (groups == null) {
+            return; // Nobody popped this queue here yet; its first pop scans anyway.
+        }
+        for (Ring ring : groups.values()) {
+            if (partition == null) {
+                ring.markDirty();
+            } else {
+                ring.add(partition);
+            }
+        }
+    }
+
+    /** Signals may have been missed (the peer listener reconnected): every ring scans again. */
+    void markAllDirty() {
+        rings.values().forEach(groups -> groups.values().forEach(Ring::markDirty));
+    }
+
+    /** A claim found messages in this partition of this queue. */
+    public void learn(UUID partitionId, UUID tenant, String queue, String partition) {
+        if (homes.size() >= MAX_HOMES) {
+            homes.clear(); // Only costs later lease-release marks, which the periodic scans cover.
+        }
+        homes.put(partitionId, new Home(tenant, queue, partition));
+    }
+
+    /**
+     * A lease of the group on this partition was released: mark it for the group, and return where it
+     * lives (null when no claim on this broker ever found it; the scans cover that case).
+     */
+    Home released(UUID partitionId, String group) {
+        Home home = homes.get(partitionId);
+        if (home == null) {
+            return null;
+        }
+        Map<String, Ring> groups = rings.get(key(home.tenant(), home.queue()));
+        Ring ring = groups == null ? null : groups.get(group);
+        if (ring == null) {
+            return null;
+        }
+        ring.add(home.partition());
+        return home;
+    }
+
+    /** A group's cursors moved under it (seek, delete): its ring must scan before it is trusted again. */
+    public void invalidate(UUID tenant, String queue, String group) {
+        Map<String, Ring> groups = rings.get(key(tenant, queue));
+        if (groups != null) {
+            if (group == null) {
+                groups.values().forEach(Ring::markDirty);
+            } else {
+                Ring ring = groups.get(group);
+                if (ring != null) {
+                    ring.markDirty();
+                }
+            }
+        }
+    }
+
+    /** The queue is gone: drop its rings. */
+    public void forget(UUID tenant, String queue) {
+        rings.remove(key(tenant, queue));
+    }
+
+    /** Rings alive, for metrics and tests. */
+    public int rings() {
+        return rings.values().stream().mapToInt(Map::size).sum();
+    }
+
+    private static QueueKey key(UUID tenant, String queue) {
+        return new QueueKey(Objects.requireNonNull(tenant, "tenant"), Objects.requireNonNull(queue, "queue"));
+    }
+
+    /** One (queue, group): partition names in mark order, and the state of its database scans. */
+    public static final class Ring {
+        private final LinkedHashSet<String> partitions = new LinkedHashSet<>();
+        private boolean dirty = true;
+        private long dirtyEpoch;
+        private boolean scanning;
+        private boolean lastScanFull;
+        private long lastScanNanos = System.nanoTime() - 3_600_000_000_000L;
+
+        /** Adds a partition at the back unless present (its place then stays). */
+        public synchronized void add(String partition) {
+            if (partitions.size() >= MAX_ENTRIES && !partitions.contains(partition)) {
+                markDirtyLocked();
+                return;
+            }
+            partitions.add(partition);
+        }
+
+        /** Takes up to {@code k} partitions from the front. */
+        public synchronized List<String> take(int k) {
+            List<String> out = new ArrayList<>(Math.min(k, partitions.size()));
+            Iterator<String> it = partitions.iterator();
+            while (out.size() < k && it.hasNext()) {
+                out.add(it.next());
+                it.remove();
+            }
+            return out;
+        }
+
+        public synchronized int size() {
+            return partitions.size();
+        }
+
+        /** True when a scan must run before an empty answer can be trusted: dirty, or the last scan hit its limit. */
+        public synchronized boolean needsScan() {
+            return dirty || lastScanFull;
+        }
+
+        /** Nanoseconds since the last scan of this ring completed. */
+        public synchronized long sinceLastScanNanos() {
+            return System.nanoTime() - lastScanNanos;
+        }
+
+        /** Claims the right to scan; false when another pop is scanning this ring right now. */
+        public synchronized boolean beginScan() {
+            if (scanning) {
+                return false;
+            }
+            scanning = true;
+            return true;
+        }
+
+        /** Starts a scan regardless of others (a pop that must answer exactly now). Returns the epoch to end it with. */
+        public synchronized long scanEpoch() {
+            return dirtyEpoch;
+        }
+
+        /**
+         * A scan started at {@code epoch} found these pending partitions it did not claim itself;
+         * {@code full}: it was cut at its limit, so more may exist. Clears dirtiness unless the ring
+         * was marked dirty again while the scan ran.
+         */
+        public synchronized void endScan(long epoch, List<String> unclaimed, boolean full, boolean ownsScan) {
+            if (ownsScan) {
+                scanning = false;
+            }
+            for (String p : unclaimed) {
+                add(p);
+            }
+            if (dirtyEpoch == epoch) {
+                dirty = false;
+            }
+            lastScanFull = full;
+            lastScanNanos = System.nanoTime();
+        }
+
+        /** A scan failed (database error): let the next pop try. */
+        public synchronized void abortScan(boolean ownsScan) {
+            if (ownsScan) {
+                scanning = false;
+            }
+        }
+
+        public synchronized void markDirty() {
+            markDirtyLocked();
+        }
+
+        private void markDirtyLocked() {
+            dirty = true;
+            dirtyEpoch++;
+        }
+    }
+}
