@@ -12,7 +12,8 @@ import java.util.Set;
  * segment holds exactly {@code batch} messages.
  */
 record BenchOptions(long messages, List<Integer> partitionsList, int producers, int consumers, int batch,
-                    int payloadBytes, double rate, double latencyRate, int latencySeconds, int latencyPushBatch) {
+                    int payloadBytes, double rate, double latencyRate, int latencySeconds, int latencyPushBatch,
+                    long warmupMessages) {
 
     static final String USAGE = """
             usage: bin/bench [flags]
@@ -26,11 +27,15 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
               --latency-rate R        fixed push rate of the latency run in msg/s (1000)
               --latency-seconds S     length of the latency run (10)
               --latency-push-batch N  items per push request in the latency run (10)
+              --warmup-messages N     per warm-up round, pushed and consumed on a side queue until the
+                                      broker's JIT settles (at most 12 rounds); also run through the
+                                      ceiling before its clock starts; 0 = no warm-up (50000)
             PostgreSQL: QUEEN_BENCH_PG_URL=postgresql://user:pass@host:port/db, else an embedded one.
             Extra broker JVM options: QUEEN_BENCH_BROKER_JAVA_OPTS.""";
 
     private static final Set<String> FLAGS = Set.of("messages", "partitions-list", "partitions", "producers",
-            "consumers", "batch", "payload-bytes", "rate", "latency-rate", "latency-seconds", "latency-push-batch");
+            "consumers", "batch", "payload-bytes", "rate", "latency-rate", "latency-seconds", "latency-push-batch",
+            "warmup-messages");
 
     /** The options for {@code args}; throws IllegalArgumentException naming the bad flag. */
     static BenchOptions parse(String... args) {
@@ -68,7 +73,8 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
                 nonNegative("rate", flags.getOrDefault("rate", "0")),
                 nonNegative("latency-rate", flags.getOrDefault("latency-rate", "1000")),
                 positiveInt("latency-seconds", flags.getOrDefault("latency-seconds", "10")),
-                positiveInt("latency-push-batch", flags.getOrDefault("latency-push-batch", "10")));
+                positiveInt("latency-push-batch", flags.getOrDefault("latency-push-batch", "10")),
+                (long) nonNegative("warmup-messages", flags.getOrDefault("warmup-messages", "50000")) / batch * batch);
     }
 
     /** Push requests of the throughput run. */

@@ -30,11 +30,13 @@ final class BrokerHttp {
     }
 
     /**
-     * {@code GET /api/v1/pop/queue/<queue>} as a long-poll; returns the response, or null on 204
+     * {@code GET /api/v1/pop/queue/<queue>} as a long-poll, from up to {@code partitions} partitions
+     * (the broker's default of 1 is not sent); returns the response, or null on 204
      * (nothing arrived within {@code timeoutMs}).
      */
-    JsonNode pop(String queue, int batch, int timeoutMs) throws IOException, InterruptedException {
-        URI uri = base.resolve("/api/v1/pop/queue/" + queue + "?batch=" + batch + "&wait=true&timeout=" + timeoutMs);
+    JsonNode pop(String queue, int batch, int partitions, int timeoutMs) throws IOException, InterruptedException {
+        URI uri = base.resolve("/api/v1/pop/queue/" + queue + "?batch=" + batch + "&wait=true&timeout=" + timeoutMs
+                + (partitions == 1 ? "" : "&partitions=" + partitions));
         HttpRequest req = HttpRequest.newBuilder(uri).GET().timeout(Duration.ofMillis(timeoutMs + 30_000L)).build();
         HttpResponse<byte[]> res = client.send(req, HttpResponse.BodyHandlers.ofByteArray());
         if (res.statusCode() == 204) {

@@ -95,6 +95,32 @@ final class BrokerProcess implements AutoCloseable {
         return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLOCK_TICKS_PER_SECOND;
     }
 
+    /**
+     * CPU seconds the broker's JIT compiler threads have used so far (HotSpot names them
+     * "C1 CompilerThreadN" / "C2 CompilerThreadN"); NaN where /proc has no per-thread names.
+     */
+    double compilerCpuSeconds() {
+        Path tasks = Path.of("/proc", Long.toString(process.pid()), "task");
+        long ticks = 0;
+        try (var threads = Files.list(tasks)) {
+            for (Path t : (Iterable<Path>) threads::iterator) {
+                try {
+                    String stat = Files.readString(t.resolve("stat"));
+                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                    if (name.contains("CompilerThre")) {
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                    }
+                } catch (IOException | RuntimeException gone) {
+                    // The thread ended between the listing and the read.
+                }
+            }
+        } catch (IOException e) {
+            return Double.NaN;
+        }
+        return ticks / (double) CLOCK_TICKS_PER_SECOND;
+    }
+
     /** SIGTERM (the broker's shutdown hook closes it cleanly), then a kill after 15 s. */
     @Override
     public void close() {

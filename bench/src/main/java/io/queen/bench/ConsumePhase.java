@@ -39,6 +39,8 @@ final class ConsumePhase {
     private final BrokerHttp http;
     private final String queue;
     private final int batch;
+    /** The pop's {@code partitions} parameter: how many partitions one pop may take messages from. */
+    private int partitionsPerPop = 1;
     private final DeliveryLedger ledger;
     private final long target;
     private final Progress progress;
@@ -71,7 +73,14 @@ final class ConsumePhase {
     /** Starts {@code consumers} threads that drain the {@code target} messages of {@code ledger}. */
     static ConsumePhase start(BrokerHttp http, String queue, int consumers, int batch, DeliveryLedger ledger,
                               long target, Progress progress, int stallSeconds) {
+        return start(http, queue, consumers, batch, 1, ledger, target, progress, stallSeconds);
+    }
+
+    /** Like the other, each pop taking from up to {@code partitionsPerPop} partitions. */
+    static ConsumePhase start(BrokerHttp http, String queue, int consumers, int batch, int partitionsPerPop,
+                              DeliveryLedger ledger, long target, Progress progress, int stallSeconds) {
         ConsumePhase phase = new ConsumePhase(http, queue, batch, ledger, target, progress, stallSeconds);
+        phase.partitionsPerPop = partitionsPerPop;
         for (int i = 0; i < consumers; i++) {
             phase.consumers.add(Thread.ofPlatform().name("bench-consumer-" + i).start(phase::consume));
         }
@@ -98,7 +107,7 @@ final class ConsumePhase {
         while (running()) {
             try {
                 long popStart = System.nanoTime();
-                JsonNode res = http.pop(queue, batch, POP_TIMEOUT_MS);
+                JsonNode res = http.pop(queue, batch, partitionsPerPop, POP_TIMEOUT_MS);
                 long receivedAt = System.nanoTime();
                 pops.incrementAndGet();
                 popNanos.addAndGet(receivedAt - popStart);

@@ -13,15 +13,23 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code k % partitions}, so each request becomes exactly one segment in the broker.
  */
 final class PushPhase {
-    /** What to push. Message sequence numbers run from {@code firstSeq}. */
-    record Plan(String queue, int partitions, long requests, int perRequest, long firstSeq, int producers) {
+    /**
+     * What to push. Message sequence numbers run from {@code firstSeq}. Request k goes to partition
+     * k % partitions, or with {@code spread} message m of the plan goes to partition m % partitions.
+     */
+    record Plan(String queue, int partitions, long requests, int perRequest, long firstSeq, int producers,
+                boolean spread) {
+        Plan(String queue, int partitions, long requests, int perRequest, long firstSeq, int producers) {
+            this(queue, partitions, requests, perRequest, firstSeq, producers, false);
+        }
+
         long messages() {
             return requests * perRequest;
         }
     }
 
     /** {@code notQueued}: items answered with another status than "queued", or lost to a failed request. */
-    record Outcome(long messages, long notQueued, long elapsedNanos, String firstError) {
+    record Outcome(long messages, long notQueued, long elapsedNanos, String firstError, Latencies requests) {
         double messagesPerSecond() {
             return messages / (elapsedNanos / 1e9);
         }
@@ -35,6 +43,8 @@ final class PushPhase {
     private final AtomicLong nextRequest = new AtomicLong();
     private final AtomicLong notQueued = new AtomicLong();
     private final AtomicReference<String> firstError = new AtomicReference<>();
+    /** Time of each push request, send to answer. */
+    private final Latencies requests = new Latencies();
 
     private PushPhase(BrokerHttp http, Plan plan, Payloads payloads, Pacer pacer, Progress progress) {
         this.http = http;
@@ -58,7 +68,7 @@ final class PushPhase {
         for (Thread t : producers) {
             t.join();
         }
-        return new Outcome(plan.messages(), notQueued.get(), System.nanoTime() - start, firstError.get());
+        return new Outcome(plan.messages(), notQueued.get(), System.nanoTime() - start, firstError.get(), requests);
     }
 
     private void produce() {
@@ -68,7 +78,9 @@ final class PushPhase {
             body.setLength(0);
             appendRequest(body, k, sentAt);
             try {
+                long sendNanos = System.nanoTime();
                 JsonNode results = http.push(body.toString());
+                requests.addAll(new long[] {(System.nanoTime() - sendNanos) / 1000}, 1);
                 int queued = 0;
                 for (JsonNode r : results) {
                     if ("queued".equals(r.path("status").asText())) {
@@ -96,6 +108,9 @@ final class PushPhase {
         for (int i = 0; i < plan.perRequest(); i++, seq++) {
             if (i > 0) {
                 sb.append(',');
+            }
+            if (plan.spread()) {
+                partition = Payloads.partitionName(k * plan.perRequest() + i, plan.partitions());
             }
             sb.append("{\"queue\":\"").append(plan.queue())
               .append("\",\"partition\":\"").append(partition)

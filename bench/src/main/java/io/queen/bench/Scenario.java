@@ -3,14 +3,22 @@ package io.queen.bench;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 
 /**
- * One partition count, on a fresh database and a fresh broker process: push all messages, then
+ * One partition count, on a fresh database and a fresh broker process: warm up until the broker's
+ * JIT compiler settles (on a side queue, unmeasured), push all messages, then
  * consume them all, then the fixed-rate latency run, then (broker stopped) the raw PostgreSQL
  * ceiling on the same database.
  */
 final class Scenario {
     static final String QUEUE = "bench";
+    static final String WARMUP_QUEUE = "bench-warmup";
+    private static final double SETTLED_COMPILER_SHARE = 0.10;
+    private static final int MAX_WARMUP_ROUNDS = 12;
+    private static final int CEILING_RUNS = 3;
     private static final int STALL_SECONDS = 60;
 
     private final BenchOptions options;
@@ -45,6 +53,8 @@ final class Scenario {
                 say("broker pid " + broker.pid() + " at " + broker.baseUri() + ", database " + db.name()
                         + ", log " + repoRoot.relativize(log));
                 BrokerHttp http = new BrokerHttp(broker.baseUri());
+                warmUp(http, broker);
+                touchPartitions(http);
                 double brokerCpu = broker.cpuSeconds();
                 double clientCpu = clientCpuSeconds();
                 long wallStart = System.nanoTime();
@@ -66,13 +76,91 @@ final class Scenario {
         }
     }
 
+    /**
+     * A broker in service has long been running: the measured phases must not time its JIT
+     * compiler, which on a small machine takes most of the broker's CPU for its first tens of
+     * seconds. Rounds of {@code --warmup-messages} are pushed and consumed on a side queue until
+     * the compiler threads used under {@value #SETTLED_COMPILER_SHARE} of the broker's CPU in a
+     * round (or {@value #MAX_WARMUP_ROUNDS} rounds). Nothing of it is reported as a figure.
+     */
+    private void warmUp(BrokerHttp http, BrokerProcess broker) throws InterruptedException, IOException {
+        long messages = options.warmupMessages();
+        if (messages == 0) {
+            return;
+        }
+        long start = System.nanoTime();
+        double share = Double.NaN;
+        int round = 0;
+        while (round < MAX_WARMUP_ROUNDS) {
+            round++;
+            double cpu = broker.cpuSeconds();
+            double compiler = broker.compilerCpuSeconds();
+            warmUpRound(http, round, messages);
+            share = (broker.compilerCpuSeconds() - compiler) / Math.max(broker.cpuSeconds() - cpu, 1e-9);
+            if (!(share >= SETTLED_COMPILER_SHARE)) {
+                break; // settled, or not measurable here (NaN): one round is all we can do
+            }
+        }
+        say(String.format("warm-up: %d round(s) of %,d messages on queue %s in %.1f s (not measured); "
+                        + "JIT compiler share of broker CPU in the last round: %s", round, messages, WARMUP_QUEUE,
+                (System.nanoTime() - start) / 1e9, Double.isNaN(share) ? "unknown" : Math.round(share * 100) + "%"));
+    }
+
+    private void warmUpRound(BrokerHttp http, int round, long messages) throws InterruptedException {
+        long firstSeq = (round - 1) * messages;
+        var plan = new PushPhase.Plan(WARMUP_QUEUE, Math.min(partitions, 10), messages / options.batch(),
+                options.batch(), firstSeq, options.producers());
+        PushPhase.Outcome push;
+        try (Progress progress = new Progress(label + " warm-up " + round + " push", messages)) {
+            push = PushPhase.run(http, plan, payloads, new Pacer(0, options.batch()), progress);
+        }
+        ConsumePhase.Outcome consume;
+        try (Progress progress = new Progress(label + " warm-up " + round + " consume", messages)) {
+            consume = ConsumePhase.start(http, WARMUP_QUEUE, options.consumers(), options.batch(),
+                    new DeliveryLedger(firstSeq, messages), messages - push.notQueued(), progress, STALL_SECONDS)
+                    .await();
+        }
+        String problems = problems(push) + problems(consume, messages - push.notQueued());
+        if (!problems.isEmpty()) {
+            say("warm-up round " + round + ":" + problems);
+        }
+    }
+
+    /**
+     * Measures a queue in service, not its first day: every partition of the measured queue gets
+     * one message, and it is consumed, before the clock starts, so the partition rows and the
+     * consumers' cursor rows exist (creating them is a one-time cost per partition, which at
+     * P=10,000 would otherwise be most of what a 50,000-message push phase measures).
+     */
+    private void touchPartitions(BrokerHttp http) throws InterruptedException {
+        long start = System.nanoTime();
+        long requests = (partitions + options.batch() - 1) / options.batch();
+        long firstSeq = options.messages() + options.latencyMessages();
+        var plan = new PushPhase.Plan(QUEUE, partitions, requests, options.batch(), firstSeq, options.producers(), true);
+        PushPhase.Outcome push;
+        try (Progress progress = new Progress(label + " touch push", plan.messages())) {
+            push = PushPhase.run(http, plan, payloads, new Pacer(0, options.batch()), progress);
+        }
+        long target = plan.messages() - push.notQueued();
+        ConsumePhase.Outcome consume;
+        try (Progress progress = new Progress(label + " touch consume", target)) {
+            // One message per partition: each pop takes a whole batch across partitions.
+            consume = ConsumePhase.start(http, QUEUE, options.consumers(), options.batch(), options.batch(),
+                    new DeliveryLedger(firstSeq, plan.messages()), target, progress, STALL_SECONDS).await();
+        }
+        say(String.format("touched all %,d partitions of queue %s with %,d messages in %.1f s (not measured)%s%s",
+                partitions, QUEUE, plan.messages(), (System.nanoTime() - start) / 1e9, problems(push),
+                problems(consume, target)));
+    }
+
     private PushPhase.Outcome push(BrokerHttp http) throws InterruptedException {
         var plan = new PushPhase.Plan(QUEUE, partitions, options.requests(), options.batch(), 0, options.producers());
         try (Progress progress = new Progress(label + " push", plan.messages())) {
             PushPhase.Outcome o = PushPhase.run(http, plan, payloads, new Pacer(options.rate(), options.batch()),
                     progress);
-            say(String.format("push: %,d messages in %.1f s = %,.0f msg/s%s", o.messages(), o.elapsedNanos() / 1e9,
-                    o.messagesPerSecond(), problems(o)));
+            say(String.format("push: %,d messages in %.1f s = %,.0f msg/s, request p50 %.1f ms p99 %.1f ms%s",
+                    o.messages(), o.elapsedNanos() / 1e9, o.messagesPerSecond(), o.requests().percentileMs(50),
+                    o.requests().percentileMs(99), problems(o)));
             return o;
         }
     }
@@ -105,21 +193,39 @@ final class Scenario {
                     new Pacer(options.latencyRate(), perRequest), pushes);
             ConsumePhase.Outcome o = consumers.await();
             say(String.format("latency run: %,d messages at %,.0f msg/s (achieved %,.0f), delivery p50 %.1f ms "
-                            + "p99 %.1f ms; %s%s", messages, options.latencyRate(), push.messagesPerSecond(),
-                    o.latencies().percentileMs(50), o.latencies().percentileMs(99), o.calls().describe(),
+                            + "p99 %.1f ms max %.1f ms; push request p50 %.1f ms p99 %.1f ms; %s%s", messages,
+                    options.latencyRate(), push.messagesPerSecond(), o.latencies().percentileMs(50),
+                    o.latencies().percentileMs(99), o.latencies().percentileMs(100), push.requests().percentileMs(50),
+                    push.requests().percentileMs(99), o.calls().describe(),
                     problems(push) + problems(o, messages - push.notQueued())));
             return new ScenarioResult.LatencyRun(push, o);
         }
     }
 
+    /**
+     * The ceiling takes well under a second, so one run is at the mercy of a single stall: it runs
+     * {@value #CEILING_RUNS} times (after a warm-up run) and reports the median.
+     */
     private CeilingPhase.Outcome ceiling(PgServer.Database db) throws SQLException, InterruptedException {
-        try (Progress progress = new Progress(label + " raw PG ceiling", options.messages())) {
-            CeilingPhase.Outcome o = CeilingPhase.run(db, partitions, options.requests(), options.batch(),
-                    options.producers(), payloads, progress);
-            say(String.format("raw PG ceiling: %,d messages in %.1f s = %,.0f msg/s", o.messages(),
-                    o.elapsedNanos() / 1e9, o.messagesPerSecond()));
-            return o;
+        long warmSegments = Math.min(options.warmupMessages(), options.messages()) / options.batch();
+        if (warmSegments > 0) {
+            try (Progress progress = new Progress(label + " raw PG ceiling warm-up", warmSegments * options.batch())) {
+                CeilingPhase.run(db, partitions, warmSegments, options.batch(), options.producers(), payloads, progress);
+            }
         }
+        List<CeilingPhase.Outcome> runs = new ArrayList<>();
+        for (int i = 1; i <= CEILING_RUNS; i++) {
+            try (Progress progress = new Progress(label + " raw PG ceiling " + i, options.messages())) {
+                runs.add(CeilingPhase.run(db, partitions, options.requests(), options.batch(), options.producers(),
+                        payloads, progress));
+            }
+        }
+        runs.sort(Comparator.comparingDouble(CeilingPhase.Outcome::messagesPerSecond));
+        CeilingPhase.Outcome median = runs.get(runs.size() / 2);
+        say(String.format("raw PG ceiling: %,d messages in %.2f s = %,.0f msg/s (median of %s msg/s)",
+                median.messages(), median.elapsedNanos() / 1e9, median.messagesPerSecond(),
+                runs.stream().map(o -> String.format("%,.0f", o.messagesPerSecond())).toList()));
+        return median;
     }
 
     private static String problems(PushPhase.Outcome o) {

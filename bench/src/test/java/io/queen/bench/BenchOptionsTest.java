@@ -15,6 +15,14 @@ class BenchOptionsTest {
         assertEquals(List.of(10, 10_000), o.partitionsList());
         assertEquals(100, o.batch());
         assertEquals(10_000, o.latencyMessages());
+        assertEquals(50_000, o.warmupMessages());
+    }
+
+    @Test
+    void warmUpIsWholeRequestsAndCanBeSwitchedOff() {
+        assertEquals(300, BenchOptions.parse("--warmup-messages", "399", "--batch", "100").warmupMessages());
+        assertEquals(0, BenchOptions.parse("--warmup-messages", "0").warmupMessages());
+        assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse("--warmup-messages", "-1"));
     }
 
     @Test
