@@ -11,21 +11,37 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Queue and partition ids, and the queue options the push path reads before it encodes (encryption,
  * dedup window), cached so a steady stream of pushes and pops does not pay a provisioning round
- * trip per request. Entries expire after {@link #TTL_NANOS} so a queue reconfigured elsewhere is
- * seen within seconds; a partition deleted behind the cache is evicted by the caller when the write
- * path reports it missing.
+ * trip per request.
+ *
+ * <p>Two levels, because they go stale differently. A queue's entry (id and options) expires after
+ * {@link #TTL_NANOS}, so a queue reconfigured elsewhere is seen within seconds; one refresh serves
+ * every partition of the queue. A partition's id never changes while it exists, so it is kept
+ * until the queue's id changes (deleted and re-created) or a caller evicts the queue after the
+ * write path reported a partition missing. Without this split, a queue with 10,000 partitions
+ * re-provisioned each of them every few seconds.
  */
 public final class QueueCatalog {
     static final long TTL_NANOS = 5_000_000_000L;
-    private static final int MAX_ENTRIES = 100_000;
+    private static final int MAX_PARTITIONS = 200_000;
 
-    private record Key(UUID tenant, String queue, String partition) {
+    private record QueueKey(UUID tenant, String queue) {
     }
 
-    private record Entry(LogStore.Provisioned value, long loadedAt) {
+    private record PartitionKey(UUID tenant, String queue, String partition) {
     }
 
-    private final Map<Key, Entry> entries = new ConcurrentHashMap<>();
+    /** {@code queue.partitionId()} is null: the queue-level answer. */
+    private record QueueEntry(LogStore.Provisioned queue, long loadedAt) {
+        boolean fresh(long now) {
+            return now - loadedAt < TTL_NANOS;
+        }
+    }
+
+    private record PartitionEntry(UUID queueId, UUID partitionId) {
+    }
+
+    private final Map<QueueKey, QueueEntry> queues = new ConcurrentHashMap<>();
+    private final Map<PartitionKey, PartitionEntry> partitions = new ConcurrentHashMap<>();
 
     /** The queue (and partition, when named) ids, created on first use. */
     public LogStore.Provisioned resolve(Connection c, UUID tenant, String queue, String partition) throws SQLException {
@@ -35,23 +51,51 @@ public final class QueueCatalog {
 
     /** A fresh cached entry, or null; lets callers skip taking a connection on a hit. */
     public LogStore.Provisioned cached(UUID tenant, String queue, String partition) {
-        Entry e = entries.get(new Key(tenant, queue, partition));
-        return e != null && System.nanoTime() - e.loadedAt() < TTL_NANOS ? e.value() : null;
+        QueueEntry q = queues.get(new QueueKey(tenant, queue));
+        if (q == null || !q.fresh(System.nanoTime())) {
+            return null;
+        }
+        return partition == null ? q.queue() : combine(q.queue(), partitions.get(new PartitionKey(tenant, queue, partition)));
     }
 
     private LogStore.Provisioned load(Connection c, UUID tenant, String queue, String partition) throws SQLException {
-        Key key = new Key(tenant, queue, partition);
+        QueueKey queueKey = new QueueKey(tenant, queue);
         long now = System.nanoTime();
-        LogStore.Provisioned p = LogStore.provision(c, tenant, queue, partition);
-        if (entries.size() >= MAX_ENTRIES) {
-            entries.clear(); // Rare and cheap to refill; keeps memory bounded with unbounded partition counts.
+        QueueEntry q = queues.get(queueKey);
+        if (q == null || !q.fresh(now) || partition == null) {
+            q = new QueueEntry(LogStore.provision(c, tenant, queue, null), now);
+            queues.put(queueKey, q);
         }
-        entries.put(key, new Entry(p, now));
+        if (partition == null) {
+            return q.queue();
+        }
+        PartitionKey key = new PartitionKey(tenant, queue, partition);
+        LogStore.Provisioned known = combine(q.queue(), partitions.get(key));
+        if (known != null) {
+            return known;
+        }
+        LogStore.Provisioned p = LogStore.provision(c, tenant, queue, partition);
+        if (partitions.size() >= MAX_PARTITIONS) {
+            partitions.clear(); // Rare and cheap to refill; keeps memory bounded with unbounded partition counts.
+        }
+        partitions.put(key, new PartitionEntry(p.queueId(), p.partitionId()));
+        queues.put(queueKey, new QueueEntry(new LogStore.Provisioned(p.queueId(), null, p.dedupWindowSeconds(),
+                p.encryptionEnabled()), now));
         return p;
+    }
+
+    /** The partition answer, when the partition's entry belongs to this incarnation of the queue. */
+    private static LogStore.Provisioned combine(LogStore.Provisioned queue, PartitionEntry partition) {
+        if (partition == null || !partition.queueId().equals(queue.queueId())) {
+            return null;
+        }
+        return new LogStore.Provisioned(queue.queueId(), partition.partitionId(), queue.dedupWindowSeconds(),
+                queue.encryptionEnabled());
     }
 
     /** Forgets a queue's entries (all partitions), e.g. after the write path found a partition gone. */
     public void evict(UUID tenant, String queue) {
-        entries.keySet().removeIf(k -> k.tenant().equals(tenant) && k.queue().equals(queue));
+        queues.remove(new QueueKey(tenant, queue));
+        partitions.keySet().removeIf(k -> k.tenant().equals(tenant) && k.queue().equals(queue));
     }
 }

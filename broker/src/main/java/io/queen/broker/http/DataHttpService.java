@@ -241,7 +241,11 @@ public final class DataHttpService implements HttpService {
                 if (m.data().length == 0) {
                     g.writeNull();
                 } else {
-                    g.writeRawValue(new String(m.data(), StandardCharsets.UTF_8));
+                    // The payload is stored as the JSON the producer sent: copy its bytes as they are.
+                    // An empty raw value makes the generator emit the ':' and count a value written.
+                    g.writeRawValue("");
+                    g.flush();
+                    out.write(m.data(), 0, m.data().length);
                 }
                 g.writeStringField("producerSub", m.producerSub());
                 g.writeStringField("createdAt", Wire.timestamp(m.createdAt()));

@@ -71,7 +71,7 @@ public final class SegmentCodec {
             }
             buf.put(f.payload());
         }
-        return Zstd.compress(raw, zstdLevel);
+        return ZstdContexts.compress(raw, zstdLevel);
     }
 
     /** All frames of {@code blob}. */
@@ -221,7 +221,7 @@ public final class SegmentCodec {
             if (Zstd.findFrameCompressedSize(blob) != blob.length) {
                 return decompressStreaming(blob); // several zstd frames, or garbage after the first
             }
-            byte[] raw = Zstd.decompress(blob, (int) size);
+            byte[] raw = ZstdContexts.decompress(blob, (int) size);
             if (raw.length != size) {
                 throw new CorruptSegmentException("zstd frame declares " + size + " bytes but holds " + raw.length);
             }
