@@ -19,6 +19,7 @@ final class Scenario {
     private static final double SETTLED_COMPILER_SHARE = 0.10;
     private static final int MAX_WARMUP_ROUNDS = 12;
     private static final int CEILING_RUNS = 3;
+    private static final int WARMUP_FIXED_RATE_SECONDS = 3;
     private static final int STALL_SECONDS = 60;
 
     private final BenchOptions options;
@@ -79,7 +80,8 @@ final class Scenario {
     /**
      * A broker in service has long been running: the measured phases must not time its JIT
      * compiler, which on a small machine takes most of the broker's CPU for its first tens of
-     * seconds. Rounds of {@code --warmup-messages} are pushed and consumed on a side queue until
+     * seconds. Rounds of {@code --warmup-messages} are pushed and consumed on a side queue, then
+     * {@value #WARMUP_FIXED_RATE_SECONDS} s at the latency run's rate, until
      * the compiler threads used under {@value #SETTLED_COMPILER_SHARE} of the broker's CPU in a
      * round (or {@value #MAX_WARMUP_ROUNDS} rounds). Nothing of it is reported as a figure.
      */
@@ -121,6 +123,14 @@ final class Scenario {
                     .await();
         }
         String problems = problems(push) + problems(consume, messages - push.notQueued());
+        // The latency run's paths (small pushes, parked pops woken one by one) compile too.
+        long fixedRate = Math.round(options.latencyRate() * WARMUP_FIXED_RATE_SECONDS)
+                / options.latencyPushBatch() * options.latencyPushBatch();
+        if (fixedRate > 0) {
+            var run = fixedRate(http, WARMUP_QUEUE, MAX_WARMUP_ROUNDS * messages + (round - 1) * fixedRate, fixedRate,
+                    "warm-up " + round + " fixed rate");
+            problems += problems(run.push()) + problems(run.delivery(), fixedRate - run.push().notQueued());
+        }
         if (!problems.isEmpty()) {
             say("warm-up round " + round + ":" + problems);
         }
@@ -181,24 +191,32 @@ final class Scenario {
     /** Consumers long-poll while producers push at the fixed rate. */
     private ScenarioResult.LatencyRun latencyRun(BrokerHttp http) throws InterruptedException {
         long messages = options.latencyMessages();
+        var run = fixedRate(http, QUEUE, options.messages(), messages, "latency run");
+        PushPhase.Outcome push = run.push();
+        ConsumePhase.Outcome o = run.delivery();
+        say(String.format("latency run: %,d messages at %,.0f msg/s (achieved %,.0f), delivery p50 %.1f ms "
+                        + "p99 %.1f ms max %.1f ms; push request p50 %.1f ms p99 %.1f ms; %s%s", messages,
+                options.latencyRate(), push.messagesPerSecond(), o.latencies().percentileMs(50),
+                o.latencies().percentileMs(99), o.latencies().percentileMs(100), push.requests().percentileMs(50),
+                push.requests().percentileMs(99), o.calls().describe(),
+                problems(push) + problems(o, messages - push.notQueued())));
+        return run;
+    }
+
+    /** Consumers long-poll while producers push {@code messages} at the latency rate. */
+    private ScenarioResult.LatencyRun fixedRate(BrokerHttp http, String queue, long firstSeq, long messages,
+                                                String phase) throws InterruptedException {
         int perRequest = options.latencyPushBatch();
-        var plan = new PushPhase.Plan(QUEUE, partitions, messages / perRequest, perRequest, options.messages(),
+        var plan = new PushPhase.Plan(queue, partitions, messages / perRequest, perRequest, firstSeq,
                 options.producers());
-        var ledger = new DeliveryLedger(options.messages(), messages);
-        try (Progress progress = new Progress(label + " latency run", messages);
+        var ledger = new DeliveryLedger(firstSeq, messages);
+        try (Progress progress = new Progress(label + " " + phase, messages);
              Progress pushes = Progress.silent()) {
-            ConsumePhase consumers = ConsumePhase.start(http, QUEUE, options.consumers(), options.batch(), ledger,
+            ConsumePhase consumers = ConsumePhase.start(http, queue, options.consumers(), options.batch(), ledger,
                     messages, progress, STALL_SECONDS);
             PushPhase.Outcome push = PushPhase.run(http, plan, payloads,
                     new Pacer(options.latencyRate(), perRequest), pushes);
-            ConsumePhase.Outcome o = consumers.await();
-            say(String.format("latency run: %,d messages at %,.0f msg/s (achieved %,.0f), delivery p50 %.1f ms "
-                            + "p99 %.1f ms max %.1f ms; push request p50 %.1f ms p99 %.1f ms; %s%s", messages,
-                    options.latencyRate(), push.messagesPerSecond(), o.latencies().percentileMs(50),
-                    o.latencies().percentileMs(99), o.latencies().percentileMs(100), push.requests().percentileMs(50),
-                    push.requests().percentileMs(99), o.calls().describe(),
-                    problems(push) + problems(o, messages - push.notQueued())));
-            return new ScenarioResult.LatencyRun(push, o);
+            return new ScenarioResult.LatencyRun(push, consumers.await());
         }
     }
 
