@@ -405,6 +405,53 @@ class MessagePathIT {
     }
 
     @Test
+    void aParkedPopOfEveryGroupReceivesThePush() throws Exception {
+        // A commit wakes one parked pop per consumer group: both groups must get the message.
+        CompletableFuture<Reply> g1 = CompletableFuture.supplyAsync(
+                () -> http.get("/api/v1/pop/queue/wake-groups?wait=true&timeout=20000&consumerGroup=g1"));
+        CompletableFuture<Reply> g2 = CompletableFuture.supplyAsync(
+                () -> http.get("/api/v1/pop/queue/wake-groups?wait=true&timeout=20000&consumerGroup=g2"));
+        Thread.sleep(500);
+        assertFalse(g1.isDone() || g2.isDone());
+        push("wake-groups", "p", "\"both\"");
+        for (CompletableFuture<Reply> parked : List.of(g1, g2)) {
+            Reply r = parked.get(20, TimeUnit.SECONDS);
+            assertEquals(200, r.status(), r.body());
+            assertEquals("both", r.json().get("messages").get(0).get("data").asText());
+        }
+    }
+
+    @Test
+    void whatWasPushedWhileThePartitionWasLeasedReachesAParkedPopOnceTheLeaseIsReleased() throws Exception {
+        push("leased-wake", "p", "\"first\"");
+        JsonNode held = http.get("/api/v1/pop/queue/leased-wake").json();
+        CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
+                () -> http.get("/api/v1/pop/queue/leased-wake?wait=true&timeout=20000"));
+        Thread.sleep(300);
+        push("leased-wake", "p", "\"second\"");
+        Thread.sleep(300);
+        assertFalse(parked.isDone(), "the partition is leased: nothing to hand out yet");
+        ackAll(held, null);
+        Reply r = parked.get(20, TimeUnit.SECONDS);
+        assertEquals(200, r.status(), r.body());
+        assertEquals("second", r.json().get("messages").get(0).get("data").asText());
+        ackAll(r.json(), null);
+    }
+
+    @Test
+    void aParkedPopPicksUpAnExpiredLeasesRedeliveryWithoutAnyPush() throws Exception {
+        push("expiry-longpoll", "p", "\"again\"");
+        JsonNode first = http.get("/api/v1/pop/queue/expiry-longpoll?leaseSeconds=1").json();
+        assertEquals(1, first.get("messages").get(0).get("deliveryAttempt").asInt());
+        // Nothing marks this partition again: the parked pop's periodic re-check must find it.
+        Reply r = http.get("/api/v1/pop/queue/expiry-longpoll?wait=true&timeout=15000");
+        assertEquals(200, r.status(), r.body());
+        assertEquals("again", r.json().get("messages").get(0).get("data").asText());
+        assertEquals(2, r.json().get("messages").get(0).get("deliveryAttempt").asInt());
+        ackAll(r.json(), null);
+    }
+
+    @Test
     void concurrentRequestsToOnePartitionStoreEveryMessageOnceAndDeduplicateAcrossRequests() throws Exception {
         int threads = 12;
         int requests = 20;
