@@ -5,27 +5,26 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ConcurrentLinkedDeque;
 
-/** The three broker routes the benchmark drives (push, pop, batch ack) plus /health, over HTTP/1.1. */
-final class BrokerHttp {
+/**
+ * The three broker routes the benchmark drives (push, pop, batch ack) plus /health, over
+ * keep-alive HTTP/1.1 connections ({@link Http1Connection}) pooled across the client threads.
+ */
+final class BrokerHttp implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
+    private static final int REQUEST_TIMEOUT_MS = 60_000;
 
-    private final HttpClient client = HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5))
-            .build();
     private final URI base;
+    private final ConcurrentLinkedDeque<Http1Connection> idle = new ConcurrentLinkedDeque<>();
 
     BrokerHttp(URI base) {
         this.base = base;
     }
 
     /** {@code POST /api/v1/push}; returns the per-item result array. */
-    JsonNode push(String body) throws IOException, InterruptedException {
+    JsonNode push(String body) throws IOException {
         return post("/api/v1/push", body, 201);
     }
 
@@ -34,46 +33,62 @@ final class BrokerHttp {
      * (the broker's default of 1 is not sent); returns the response, or null on 204
      * (nothing arrived within {@code timeoutMs}).
      */
-    JsonNode pop(String queue, int batch, int partitions, int timeoutMs) throws IOException, InterruptedException {
-        URI uri = base.resolve("/api/v1/pop/queue/" + queue + "?batch=" + batch + "&wait=true&timeout=" + timeoutMs
-                + (partitions == 1 ? "" : "&partitions=" + partitions));
-        HttpRequest req = HttpRequest.newBuilder(uri).GET().timeout(Duration.ofMillis(timeoutMs + 30_000L)).build();
-        HttpResponse<byte[]> res = client.send(req, HttpResponse.BodyHandlers.ofByteArray());
-        if (res.statusCode() == 204) {
+    JsonNode pop(String queue, int batch, int partitions, int timeoutMs) throws IOException {
+        String path = "/api/v1/pop/queue/" + queue + "?batch=" + batch + "&wait=true&timeout=" + timeoutMs
+                + (partitions == 1 ? "" : "&partitions=" + partitions);
+        Http1Connection.Response res = exchange("GET", path, null, timeoutMs + 30_000);
+        if (res.status() == 204) {
             return null;
         }
-        return parse(res, 200);
+        return parse("GET", path, res, 200);
     }
 
     /** {@code POST /api/v1/ack/batch}; returns the per-item result array. */
-    JsonNode ackBatch(String body) throws IOException, InterruptedException {
+    JsonNode ackBatch(String body) throws IOException {
         return post("/api/v1/ack/batch", body, 200);
     }
 
-    boolean healthy() throws InterruptedException {
+    boolean healthy() {
         try {
-            HttpRequest req = HttpRequest.newBuilder(base.resolve("/health")).timeout(Duration.ofSeconds(5)).build();
-            return client.send(req, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+            return exchange("GET", "/health", null, 5_000).status() == 200;
         } catch (IOException e) {
             return false; // not listening yet
         }
     }
 
-    private JsonNode post(String path, String body, int expectedStatus) throws IOException, InterruptedException {
-        HttpRequest req = HttpRequest.newBuilder(base.resolve(path))
-                .header("Content-Type", "application/json")
-                .timeout(Duration.ofSeconds(60))
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build();
-        return parse(client.send(req, HttpResponse.BodyHandlers.ofByteArray()), expectedStatus);
+    private JsonNode post(String path, String body, int expectedStatus) throws IOException {
+        return parse("POST", path, exchange("POST", path, body.getBytes(StandardCharsets.UTF_8), REQUEST_TIMEOUT_MS),
+                expectedStatus);
     }
 
-    private static JsonNode parse(HttpResponse<byte[]> res, int expectedStatus) throws IOException {
-        if (res.statusCode() != expectedStatus) {
-            String text = new String(res.body(), java.nio.charset.StandardCharsets.UTF_8);
-            throw new IOException(res.request().method() + " " + res.request().uri().getPath() + " answered "
-                    + res.statusCode() + ": " + (text.length() > 300 ? text.substring(0, 300) + "..." : text));
+    private Http1Connection.Response exchange(String method, String path, byte[] body, int timeoutMs)
+            throws IOException {
+        Http1Connection c = idle.pollFirst();
+        if (c == null) {
+            c = new Http1Connection(base);
+        }
+        try {
+            return c.exchange(method, path, body, timeoutMs);
+        } finally {
+            idle.addFirst(c); // A failed connection closed itself and reconnects on its next use.
+        }
+    }
+
+    private static JsonNode parse(String method, String path, Http1Connection.Response res, int expectedStatus)
+            throws IOException {
+        if (res.status() != expectedStatus) {
+            String text = new String(res.body(), StandardCharsets.UTF_8);
+            throw new IOException(method + " " + path + " answered " + res.status() + ": "
+                    + (text.length() > 300 ? text.substring(0, 300) + "..." : text));
         }
         return JSON.readTree(res.body());
+    }
+
+    /** Closes every pooled connection. */
+    @Override
+    public void close() {
+        for (Http1Connection c; (c = idle.pollFirst()) != null; ) {
+            c.close();
+        }
     }
 }

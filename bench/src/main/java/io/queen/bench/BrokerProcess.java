@@ -60,8 +60,8 @@ final class BrokerProcess implements AutoCloseable {
         // An interrupted benchmark (Ctrl-C) must not leave the broker running.
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroy, "bench-broker-stop"));
         BrokerProcess broker = new BrokerProcess(process, URI.create("http://127.0.0.1:" + port), logFile);
-        try {
-            broker.awaitHealthy(new BrokerHttp(broker.baseUri));
+        try (BrokerHttp probe = new BrokerHttp(broker.baseUri)) {
+            broker.awaitHealthy(probe);
         } catch (IOException | InterruptedException | RuntimeException e) {
             broker.close();
             throw e;

@@ -98,7 +98,8 @@ final class ConsumePhase {
     }
 
     private boolean running() {
-        return acked.get() < target && System.nanoTime() - lastProgressNanos.get() < stallNanos;
+        return acked.get() < target && System.nanoTime() - lastProgressNanos.get() < stallNanos
+                && !Thread.currentThread().isInterrupted();
     }
 
     private void consume() {
@@ -130,9 +131,6 @@ final class ConsumePhase {
             } catch (IOException e) {
                 firstError.compareAndSet(null, e.getMessage());
                 sleepQuietly();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
             }
         }
     }

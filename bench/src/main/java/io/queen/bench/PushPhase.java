@@ -93,8 +93,8 @@ final class PushPhase {
             } catch (IOException e) {
                 notQueued.addAndGet(plan.perRequest());
                 firstError.compareAndSet(null, e.getMessage());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            }
+            if (Thread.currentThread().isInterrupted()) {
                 return;
             }
             progress.add(plan.perRequest());

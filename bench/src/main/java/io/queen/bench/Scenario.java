@@ -50,10 +50,10 @@ final class Scenario {
             ScenarioResult.LatencyRun latency = null;
             double rss;
             ScenarioResult.CpuUse cpu;
-            try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log)) {
+            try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log);
+                 BrokerHttp http = new BrokerHttp(broker.baseUri())) {
                 say("broker pid " + broker.pid() + " at " + broker.baseUri() + ", database " + db.name()
                         + ", log " + repoRoot.relativize(log));
-                BrokerHttp http = new BrokerHttp(broker.baseUri());
                 warmUp(http, broker);
                 touchPartitions(http);
                 double brokerCpu = broker.cpuSeconds();
