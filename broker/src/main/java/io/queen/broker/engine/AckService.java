@@ -28,11 +28,16 @@ public final class AckService {
     public record Item(String transactionId, UUID partitionId, AckDecision.Status status, String leaseId, String error) {
     }
 
+    /** {@code releasedWithMore}: this ack released the lease and messages wait behind the new cursor (internal). */
     public record Result(int index, String transactionId, boolean success, String error, boolean leaseReleased,
-                         boolean dlq, boolean noop) {
+                         boolean dlq, boolean noop, boolean releasedWithMore) {
+        Result(int index, String transactionId, boolean success, String error, boolean leaseReleased, boolean dlq,
+               boolean noop) {
+            this(index, transactionId, success, error, leaseReleased, dlq, noop, false);
+        }
     }
 
-    /** Told after a commit released a lease of the group on the partition (messages may wait behind it). */
+    /** Told after a commit released a lease of the group on a partition where messages wait behind the cursor. */
     @FunctionalInterface
     public interface LeaseReleaseListener {
         void released(UUID partitionId, String group);
@@ -67,7 +72,7 @@ public final class AckService {
                     boolean released = false;
                     for (Result res : r) {
                         results[res.index()] = res;
-                        released |= res.leaseReleased();
+                        released |= res.releasedWithMore();
                     }
                     if (released) {
                         releases.released(items.get(idx.get(0)).partitionId(), group);
@@ -125,10 +130,12 @@ public final class AckService {
         if (plan.poisonOffset() != null) {
             deadLetter(c, first.partitionId(), group, plan, s.batchRetryCount());
         }
+        // Only then is the released partition worth a parked pop's claim; otherwise the claim finds nothing.
+        boolean more = plan.release() && plan.committed() < s.lastOffset();
         for (int k = 0; k < idx.size(); k++) {
             AckDecision.ItemOutcome o = plan.items().get(k);
             out.add(new Result(idx.get(k), items.get(idx.get(k)).transactionId(), o.success(), o.error(),
-                    o.success() && !o.noop() && plan.release(), o.dlq(), o.noop()));
+                    o.success() && !o.noop() && plan.release(), o.dlq(), o.noop(), more));
         }
         return out;
     }
