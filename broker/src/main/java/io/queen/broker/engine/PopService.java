@@ -170,9 +170,14 @@ public final class PopService {
                     break;
                 }
                 String name = marked.get(i);
-                UUID pid = markedPartitionId(c, r, queueId, name);
-                if (pid != null && claim.tryMarked(c, r.queue(), pid, name) && r.autoAck() && claim.remaining <= 0) {
-                    ring.add(name); // No lease holds it back: what the budget left is claimable now.
+                try {
+                    UUID pid = markedPartitionId(c, r, queueId, name);
+                    if (pid != null && claim.tryMarked(c, r.queue(), pid, name) && r.autoAck() && claim.remaining <= 0) {
+                        ring.add(name); // No lease holds it back: what the budget left is claimable now.
+                    }
+                } catch (SQLException | RuntimeException e) {
+                    marked.subList(i, marked.size()).forEach(ring::add); // untried: still believed pending
+                    throw e;
                 }
             }
         }
