@@ -5,6 +5,8 @@ import com.github.luben.zstd.ZstdDecompressCtx;
 
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * Reused zstd contexts. The one-shot {@code Zstd.compress}/{@code decompress} calls allocate and
@@ -15,22 +17,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class ZstdContexts {
     static final int MAX_IDLE = 32;
 
-    private static final ConcurrentLinkedDeque<ZstdCompressCtx> COMPRESSORS = new ConcurrentLinkedDeque<>();
-    private static final ConcurrentLinkedDeque<ZstdDecompressCtx> DECOMPRESSORS = new ConcurrentLinkedDeque<>();
-    private static final AtomicInteger IDLE_COMPRESSORS = new AtomicInteger();
-    private static final AtomicInteger IDLE_DECOMPRESSORS = new AtomicInteger();
+    private static final Pool<ZstdCompressCtx> COMPRESSORS = new Pool<>(ZstdCompressCtx::new, ZstdCompressCtx::close);
+    private static final Pool<ZstdDecompressCtx> DECOMPRESSORS =
+            new Pool<>(ZstdDecompressCtx::new, ZstdDecompressCtx::close);
 
     private ZstdContexts() {
     }
 
     /** One zstd frame of {@code raw}, with its content size recorded in the header. */
     static byte[] compress(byte[] raw, int level) {
-        ZstdCompressCtx ctx = COMPRESSORS.pollFirst();
-        if (ctx == null) {
-            ctx = new ZstdCompressCtx();
-        } else {
-            IDLE_COMPRESSORS.decrementAndGet();
-        }
+        ZstdCompressCtx ctx = COMPRESSORS.borrow();
         boolean ok = false;
         try {
             ctx.setLevel(level);
@@ -39,40 +35,54 @@ final class ZstdContexts {
             ok = true;
             return out;
         } finally {
-            // A context that failed mid-call is not trusted again.
-            if (ok && IDLE_COMPRESSORS.incrementAndGet() <= MAX_IDLE) {
-                COMPRESSORS.addFirst(ctx);
-            } else {
-                if (ok) {
-                    IDLE_COMPRESSORS.decrementAndGet();
-                }
-                ctx.close();
-            }
+            COMPRESSORS.giveBack(ctx, ok);
         }
     }
 
     /** Decompresses a single frame whose content size is {@code size}. */
     static byte[] decompress(byte[] blob, int size) {
-        ZstdDecompressCtx ctx = DECOMPRESSORS.pollFirst();
-        if (ctx == null) {
-            ctx = new ZstdDecompressCtx();
-        } else {
-            IDLE_DECOMPRESSORS.decrementAndGet();
-        }
+        ZstdDecompressCtx ctx = DECOMPRESSORS.borrow();
         boolean ok = false;
         try {
             byte[] out = ctx.decompress(blob, size);
             ok = true;
             return out;
         } finally {
-            if (ok && IDLE_DECOMPRESSORS.incrementAndGet() <= MAX_IDLE) {
-                DECOMPRESSORS.addFirst(ctx);
-            } else {
-                if (ok) {
-                    IDLE_DECOMPRESSORS.decrementAndGet();
-                }
-                ctx.close();
+            DECOMPRESSORS.giveBack(ctx, ok);
+        }
+    }
+
+    /** Idle contexts, newest first; at most {@link #MAX_IDLE} are kept. */
+    private static final class Pool<T> {
+        private final ConcurrentLinkedDeque<T> idle = new ConcurrentLinkedDeque<>();
+        private final AtomicInteger idleCount = new AtomicInteger();
+        private final Supplier<T> create;
+        private final Consumer<T> free;
+
+        Pool(Supplier<T> create, Consumer<T> free) {
+            this.create = create;
+            this.free = free;
+        }
+
+        T borrow() {
+            T t = idle.pollFirst();
+            if (t == null) {
+                return create.get();
             }
+            idleCount.decrementAndGet();
+            return t;
+        }
+
+        /** {@code ok} false: the call failed midway, so the context is not trusted again. */
+        void giveBack(T t, boolean ok) {
+            if (ok && idleCount.incrementAndGet() <= MAX_IDLE) {
+                idle.addFirst(t);
+                return;
+            }
+            if (ok) {
+                idleCount.decrementAndGet();
+            }
+            free.accept(t);
         }
     }
 }

@@ -89,31 +89,6 @@ public final class HotList {
         return home;
     }
 
-    /** A group's cursors moved under it (seek, delete): its ring must scan before it is trusted again. */
-    public void invalidate(UUID tenant, String queue, String group) {
-        Map<String, Ring> groups = rings.get(key(tenant, queue));
-        if (groups != null) {
-            if (group == null) {
-                groups.values().forEach(Ring::markDirty);
-            } else {
-                Ring ring = groups.get(group);
-                if (ring != null) {
-                    ring.markDirty();
-                }
-            }
-        }
-    }
-
-    /** The queue is gone: drop its rings. */
-    public void forget(UUID tenant, String queue) {
-        rings.remove(key(tenant, queue));
-    }
-
-    /** Rings alive, for metrics and tests. */
-    public int rings() {
-        return rings.values().stream().mapToInt(Map::size).sum();
-    }
-
     private static QueueKey key(UUID tenant, String queue) {
         return new QueueKey(Objects.requireNonNull(tenant, "tenant"), Objects.requireNonNull(queue, "queue"));
     }
@@ -170,7 +145,7 @@ public final class HotList {
             return true;
         }
 
-        /** Starts a scan regardless of others (a pop that must answer exactly now). Returns the epoch to end it with. */
+        /** The dirtiness epoch: read when a scan starts, handed back to {@link #endScan}. */
         public synchronized long scanEpoch() {
             return dirtyEpoch;
         }

@@ -45,6 +45,35 @@ class SegmentCodecTest {
     }
 
     @Test
+    void concurrentEncodersAndDecodersSharingPooledContextsNeverMixUpSegments() throws Exception {
+        // More concurrent callers than the pool keeps idle, on virtual threads as in the broker.
+        try (var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 48; t++) {
+                int thread = t;
+                done.add(threads.submit(() -> {
+                    for (int i = 0; i < 100; i++) {
+                        String body = "{\"thread\":" + thread + ",\"i\":" + i + ",\"pad\":\"" + "x".repeat(i * 37) + "\"}";
+                        Frame f = new Frame(UuidV7.next(), null, "t" + thread + "-" + i, null, json(body), false);
+                        byte[] blob = SegmentCodec.encode(List.of(f), 3);
+                        Frame back = SegmentCodec.decode(blob).get(0);
+                        assertEquals(body, new String(back.payload(), StandardCharsets.UTF_8));
+                        assertEquals(f.transactionId(), back.transactionId());
+                    }
+                    return null;
+                }));
+            }
+            for (var f : done) {
+                f.get();
+            }
+        }
+        assertThrows(CorruptSegmentException.class, () -> SegmentCodec.decode(new byte[] {40, -75, 47, -3, 0, 1, 2}));
+        // A failed decode does not poison the pool: later calls still round-trip.
+        Frame f = new Frame(UuidV7.next(), null, "after", null, json("{\"ok\":true}"), false);
+        assertEquals("after", SegmentCodec.decode(SegmentCodec.encode(List.of(f), 3)).get(0).transactionId());
+    }
+
+    @Test
     void roundTrip() {
         List<Frame> frames = sampleFrames();
         byte[] blob = SegmentCodec.encode(frames, 3);
