@@ -54,7 +54,10 @@ RETURNS TABLE (
     retry_limit integer,
     dlq_enabled boolean,
     span_offsets bigint[],
-    below_cursor boolean[])
+    below_cursor boolean[],
+    -- Where the partition lives, so a lease release can wake pops on every broker.
+    queue_name text,
+    partition_name text)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -64,6 +67,7 @@ DECLARE
 BEGIN
     SELECT lc.committed, lc.batch_end, lc.worker_id, lc.lease_expires_at, lc.batch_retry_count,
            lp.last_offset, lp.txns_start, q.tenant_id, COALESCE(q.retry_limit, 3) AS retry_limit,
+           q.name AS queue_name, lp.name AS partition_name,
            (COALESCE(q.dead_letter_queue, true) OR COALESCE(q.dlq_after_max_retries, true)) AS dlq_enabled
       INTO c
       FROM queen.log_consumers lc
@@ -88,6 +92,8 @@ BEGIN
     last_offset := c.last_offset;
     retry_limit := c.retry_limit;
     dlq_enabled := c.dlq_enabled;
+    queue_name := c.queue_name;
+    partition_name := c.partition_name;
     IF NOT tenant_ok THEN
         RETURN NEXT;
         RETURN;

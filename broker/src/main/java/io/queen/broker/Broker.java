@@ -142,7 +142,7 @@ public final class Broker implements AutoCloseable {
             QueueCatalog catalog = new QueueCatalog();
             PushService push = new PushService(database, catalog, cipher, channel::published,
                     settings.engine().zstdLevel());
-            AckService ack = new AckService(database, hub::leaseReleased);
+            AckService ack = new AckService(database, channel::published);
             MaintenanceSwitches switches = MaintenanceSwitches.load(database, maintenance.switchesRefreshMs());
             return new Services(settings, database, catalog, cipher, hub, channel::published, push,
                     new PopService(database, catalog, cipher, hub),

@@ -28,29 +28,27 @@ public final class AckService {
     public record Item(String transactionId, UUID partitionId, AckDecision.Status status, String leaseId, String error) {
     }
 
-    /** {@code releasedWithMore}: this ack released the lease and messages wait behind the new cursor (internal). */
+    /**
+     * {@code wakeQueue}/{@code wakePartition}: set (internal) when this ack released the lease and
+     * messages wait behind the new cursor, naming where.
+     */
     public record Result(int index, String transactionId, boolean success, String error, boolean leaseReleased,
-                         boolean dlq, boolean noop, boolean releasedWithMore) {
+                         boolean dlq, boolean noop, String wakeQueue, String wakePartition) {
         Result(int index, String transactionId, boolean success, String error, boolean leaseReleased, boolean dlq,
                boolean noop) {
-            this(index, transactionId, success, error, leaseReleased, dlq, noop, false);
+            this(index, transactionId, success, error, leaseReleased, dlq, noop, null, null);
         }
     }
 
-    /** Told after a commit released a lease of the group on a partition where messages wait behind the cursor. */
-    @FunctionalInterface
-    public interface LeaseReleaseListener {
-        void released(UUID partitionId, String group);
-    }
-
     private final Database database;
-    private final LeaseReleaseListener releases;
+    /** Told after a commit released a lease on a partition where messages wait behind the cursor: they are claimable again. */
+    private final CommitListener releases;
 
     public AckService(Database database) {
-        this(database, (partitionId, group) -> { });
+        this(database, CommitListener.NONE);
     }
 
-    public AckService(Database database, LeaseReleaseListener releases) {
+    public AckService(Database database, CommitListener releases) {
         this.database = database;
         this.releases = releases;
     }
@@ -69,13 +67,13 @@ public final class AckService {
                 try {
                     List<Result> r = ackGroup(c, tenant, group, items, idx);
                     c.commit();
-                    boolean released = false;
+                    Result wake = null;
                     for (Result res : r) {
                         results[res.index()] = res;
-                        released |= res.releasedWithMore();
+                        wake = res.wakeQueue() != null ? res : wake;
                     }
-                    if (released) {
-                        releases.released(items.get(idx.get(0)).partitionId(), group);
+                    if (wake != null) {
+                        releases.committed(tenant, wake.wakeQueue(), wake.wakePartition());
                     }
                 } catch (SQLException | RuntimeException e) {
                     c.rollback();
@@ -135,7 +133,8 @@ public final class AckService {
         for (int k = 0; k < idx.size(); k++) {
             AckDecision.ItemOutcome o = plan.items().get(k);
             out.add(new Result(idx.get(k), items.get(idx.get(k)).transactionId(), o.success(), o.error(),
-                    o.success() && !o.noop() && plan.release(), o.dlq(), o.noop(), more));
+                    o.success() && !o.noop() && plan.release(), o.dlq(), o.noop(),
+                    more ? s.queueName() : null, more ? s.partitionName() : null));
         }
         return out;
     }

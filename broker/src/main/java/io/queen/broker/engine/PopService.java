@@ -20,7 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The three pop routes. A queue-level pop registers the group on first contact, takes partitions
- * from the hot list (marked by pushes and lease releases) and, when that cannot be trusted to be
+ * from the hot list (marked by pushes and lease-releasing acks) and, when that cannot be trusted to be
  * complete, from a database scan of candidates (pending, lease-free, random order); it claims them
  * one after another with a shared budget and one lease id. Each claim is a single statement
  * ({@code log_pop_v1}) that never waits on a lock. A long-poll parks on the in-process wake hub
@@ -290,7 +290,6 @@ public final class PopService {
                 }
                 remaining -= s.take();
             }
-            wake.hotList().learn(partitionId, request.tenant(), queue, partitionName);
             if (claimed == 0) {
                 firstPartition = partitionName;
                 firstPartitionId = partitionId;

@@ -49,7 +49,9 @@ public final class LogStore {
             int retryLimit,
             boolean dlqEnabled,
             Long[] spanOffsets,
-            Boolean[] belowCursor) {
+            Boolean[] belowCursor,
+            String queueName,
+            String partitionName) {
     }
 
     public record Segment(long baseOffset, long endOffset, Instant createdAt, byte[] blob) {
@@ -242,13 +244,13 @@ public final class LogStore {
                 boolean found = rs.getBoolean(1);
                 boolean tenantOk = rs.getBoolean(2);
                 if (!found || !tenantOk) {
-                    return new AckState(found, tenantOk, -1, null, null, false, 0, -1, 0, false, null, null);
+                    return new AckState(found, tenantOk, -1, null, null, false, 0, -1, 0, false, null, null, null, null);
                 }
                 long be = rs.getLong(4);
                 Long batchEnd = rs.wasNull() ? null : be;
                 return new AckState(true, true, rs.getLong(3), batchEnd, rs.getString(5), rs.getBoolean(6),
                         rs.getInt(7), rs.getLong(8), rs.getInt(9), rs.getBoolean(10),
-                        longs(rs.getArray(11)), bools(rs.getArray(12)));
+                        longs(rs.getArray(11)), bools(rs.getArray(12)), rs.getString(13), rs.getString(14));
             }
         }
     }

@@ -1,7 +1,12 @@
 package io.queen.broker.store;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.engine.Tenants;
 import io.queen.broker.engine.wake.WakeHub;
+import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.TestPostgres;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -13,6 +18,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -138,6 +144,35 @@ class PgWakeChannelIT {
         assertWokenWithin5s(onB);
         await().atMost(Duration.ofSeconds(5)).until(ringOnB::needsScan);
         assertTrue(ringOnB.size() <= 500, "ring holds " + ringOnB.size());
+    }
+
+    @Test
+    void anAckReleasingALeaseWithMessagesBehindItMarksAPeersRing() throws Exception {
+        try (Broker broker = BrokerFixture.start(db, Map.of())) {
+            HttpProbe http = new HttpProbe(broker.port());
+            var ringOnB = hubB.hotList().ring(Tenants.DEFAULT, "released", Tenants.QUEUE_MODE);
+            assertEquals(201, http.push("released", "p", "1", "2").status());
+            JsonNode first = http.get("/api/v1/pop/queue/released?batch=1").json();
+            await().atMost(Duration.ofSeconds(5)).until(() -> ringOnB.size() == 1); // the push's mark
+            ringOnB.take(10);
+            // Acking message 1 releases the lease with message 2 behind it: claimable again, on every broker.
+            assertEquals(200, http.post("/api/v1/ack/batch", "{\"acknowledgments\":[{\"transactionId\":\""
+                    + first.get("messages").get(0).get("transactionId").asText() + "\",\"partitionId\":\""
+                    + first.get("partitionId").asText() + "\",\"leaseId\":\"" + first.get("leaseId").asText()
+                    + "\"}]}").status());
+            await().atMost(Duration.ofSeconds(5)).until(() -> ringOnB.size() == 1);
+            assertEquals(List.of("p"), ringOnB.take(10));
+            // Acking the last one leaves nothing behind the cursor: no mark.
+            JsonNode second = http.get("/api/v1/pop/queue/released?batch=1").json();
+            assertEquals(200, http.post("/api/v1/ack/batch", "{\"acknowledgments\":[{\"transactionId\":\""
+                    + second.get("messages").get(0).get("transactionId").asText() + "\",\"partitionId\":\""
+                    + second.get("partitionId").asText() + "\",\"leaseId\":\"" + second.get("leaseId").asText()
+                    + "\"}]}").status());
+            long sent = channelB.notificationsReceived();
+            Thread.sleep(300);
+            assertEquals(0, ringOnB.size(), "a drained partition is not marked (" + (channelB.notificationsReceived()
+                    - sent) + " notifications after the last ack)");
+        }
     }
 
     @Test

@@ -11,9 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Where a queue-level pop looks first (spec 13.7, the hot-list path): per (tenant, queue, consumer
- * group), the partitions this broker believes hold claimable messages, oldest mark first. Pushes
- * (local, or a peer's NOTIFY hint) mark every group of their queue; an ack that releases a lease
- * marks the partition again for its group, since messages pushed while it was leased wait there.
+ * group), the partitions this broker believes hold claimable messages, oldest mark first. Commits
+ * (local, or a peer's NOTIFY hint) mark every group of their queue: pushes, and acks that release a
+ * lease while messages wait behind the cursor (pushed while the partition was leased).
  *
  * <p>A ring is a hint, never the truth: an entry may turn out empty or leased (the claim then finds
  * nothing and drops it), and a pending partition may be missing (a lease expired, a peer's hints
@@ -24,18 +24,11 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class HotList {
     /** Entries per ring; a ring that would grow past it is marked dirty instead (a scan finds the rest). */
     static final int MAX_ENTRIES = 4096;
-    /** Partitions whose queue the list remembers for lease-release marks; cleared when it grows past this. */
-    private static final int MAX_HOMES = 200_000;
 
     private record QueueKey(UUID tenant, String queue) {
     }
 
-    /** A partition a claim found, so an ack naming only its id can be traced back to the queue. */
-    public record Home(UUID tenant, String queue, String partition) {
-    }
-
     private final ConcurrentHashMap<QueueKey, ConcurrentHashMap<String, Ring>> rings = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<UUID, Home> homes = new ConcurrentHashMap<>();
 
     /** The ring of a (queue, group), created empty and dirty (so its first pop scans). */
     public Ring ring(UUID tenant, String queue, String group) {
@@ -61,32 +54,6 @@ public final class HotList {
     /** Signals may have been missed (the peer listener reconnected): every ring scans again. */
     void markAllDirty() {
         rings.values().forEach(groups -> groups.values().forEach(Ring::markDirty));
-    }
-
-    /** A claim found messages in this partition of this queue. */
-    public void learn(UUID partitionId, UUID tenant, String queue, String partition) {
-        if (homes.size() >= MAX_HOMES) {
-            homes.clear(); // Only costs later lease-release marks, which the periodic scans cover.
-        }
-        homes.put(partitionId, new Home(tenant, queue, partition));
-    }
-
-    /**
-     * A lease of the group on this partition was released: mark it for the group, and return where it
-     * lives (null when no claim on this broker ever found it; the scans cover that case).
-     */
-    Home released(UUID partitionId, String group) {
-        Home home = homes.get(partitionId);
-        if (home == null) {
-            return null;
-        }
-        Map<String, Ring> groups = rings.get(key(home.tenant(), home.queue()));
-        Ring ring = groups == null ? null : groups.get(group);
-        if (ring == null) {
-            return null;
-        }
-        ring.add(home.partition());
-        return home;
     }
 
     private static QueueKey key(UUID tenant, String queue) {

@@ -19,7 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * its claim, and if the claim found nothing, parks with {@link #awaitChange}: a push committed in
  * between moved the version, so the pop returns at once instead of sleeping through it.
  *
- * <p>A queue-level pop parks with its consumer group. A commit wakes ONE parked pop per group (all
+ * <p>A queue-level pop parks with its consumer group. A commit (a push, or an ack releasing a lease
+ * with messages behind it) wakes ONE parked pop per group (all
  * of a group's pops are interchangeable: any of them can claim the new messages) plus every pop
  * parked without a group; waking all of them would send each to the database for the same
  * messages. A woken pop that comes back with messages and sees more marked passes the wake on
@@ -78,14 +79,6 @@ public final class WakeHub {
     /** Wakes one more parked pop of the group: more marked work is waiting for it. */
     public void wakeGroup(UUID tenant, String queue, String group) {
         queueGates.signal(queueKey(tenant, queue), Objects.requireNonNull(group, "group"));
-    }
-
-    /** An ack released a lease of the group on this partition: what was pushed meanwhile is claimable now. */
-    public void leaseReleased(UUID partitionId, String group) {
-        HotList.Home home = hot.released(partitionId, group);
-        if (home != null) {
-            wakeGroup(home.tenant(), home.queue(), group);
-        }
     }
 
     /** Version of the tenant's "any queue" gate, for discovery pops. */

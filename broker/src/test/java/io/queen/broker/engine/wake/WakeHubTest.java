@@ -228,20 +228,6 @@ class WakeHubTest {
     }
 
     @Test
-    void aLeaseReleaseMarksThePartitionForItsGroupAndWakesOneOfIt() throws Exception {
-        UUID partitionId = UUID.randomUUID();
-        HotList.Ring ring = hub.hotList().ring(TENANT, "orders", "A");
-        hub.leaseReleased(partitionId, "A");
-        assertEquals(0, ring.size(), "a partition never claimed here is unknown");
-        hub.hotList().learn(partitionId, TENANT, "orders", "p7");
-        CompletableFuture<Boolean> waiter = parkInGroup("orders", "A");
-        awaitParked(1);
-        hub.leaseReleased(partitionId, "A");
-        assertTrue(waiter.get(5, TimeUnit.SECONDS));
-        assertEquals(List.of("p7"), ring.take(5));
-    }
-
-    @Test
     void signalAllWaitingWakesQueueAndTenantWaiters() throws Exception {
         Parked q = park(TENANT, "orders", 30_000);
         long seen = hub.tenantVersion(OTHER_TENANT);
