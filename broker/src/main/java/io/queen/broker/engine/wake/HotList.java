@@ -28,27 +28,65 @@ public final class HotList {
     private record QueueKey(UUID tenant, String queue) {
     }
 
-    private final ConcurrentHashMap<QueueKey, ConcurrentHashMap<String, Ring>> rings = new ConcurrentHashMap<>();
+    /** A ring no pop has asked for in this long is dropped (its next pop starts a new, dirty one). */
+    static final long IDLE_RING_NANOS = 120_000_000_000L;
 
-    /** The ring of a (queue, group), created empty and dirty (so its first pop scans). */
-    public Ring ring(UUID tenant, String queue, String group) {
-        return rings.computeIfAbsent(key(tenant, queue), k -> new ConcurrentHashMap<>())
-                .computeIfAbsent(Objects.requireNonNull(group, "group"), g -> new Ring());
+    private final ConcurrentHashMap<QueueKey, ConcurrentHashMap<String, Ring>> rings = new ConcurrentHashMap<>();
+    private final long idleRingNanos;
+
+    public HotList() {
+        this(IDLE_RING_NANOS);
     }
 
-    /** Messages became visible in a partition (null: somewhere in the queue) for every group. */
+    HotList(long idleRingNanos) {
+        this.idleRingNanos = idleRingNanos;
+    }
+
+    /** The ring of a (queue, group), created empty and dirty (so its first pop scans). Pops call this on every attempt. */
+    public Ring ring(UUID tenant, String queue, String group) {
+        Objects.requireNonNull(group, "group");
+        Ring[] out = new Ring[1];
+        // compute, not computeIfAbsent: atomic with the removal of an emptied queue map in mark().
+        rings.compute(key(tenant, queue), (k, groups) -> {
+            ConcurrentHashMap<String, Ring> g = groups != null ? groups : new ConcurrentHashMap<>();
+            out[0] = g.computeIfAbsent(group, x -> new Ring());
+            return g;
+        });
+        out[0].lastAskedNanos = System.nanoTime();
+        return out[0];
+    }
+
+    /**
+     * Messages became visible in a partition (null: somewhere in the queue) for every group. Rings
+     * of groups that stopped popping here are dropped on the way, so a queue that saw many
+     * short-lived groups does not pay a mark per group forever.
+     */
     void mark(UUID tenant, String queue, String partition) {
-        Map<String, Ring> groups = rings.get(key(tenant, queue));
+        QueueKey key = key(tenant, queue);
+        Map<String, Ring> groups = rings.get(key);
         if (groups == null) {
             return; // Nobody popped this queue here yet; its first pop scans anyway.
         }
-        for (Ring ring : groups.values()) {
-            if (partition == null) {
+        long now = System.nanoTime();
+        boolean dropped = false;
+        for (Map.Entry<String, Ring> e : groups.entrySet()) {
+            Ring ring = e.getValue();
+            if (now - ring.lastAskedNanos > idleRingNanos) {
+                dropped |= groups.remove(e.getKey(), ring);
+            } else if (partition == null) {
                 ring.markDirty();
             } else {
                 ring.add(partition);
             }
         }
+        if (dropped) {
+            rings.computeIfPresent(key, (k, g) -> g.isEmpty() ? null : g);
+        }
+    }
+
+    /** Rings alive, for tests. */
+    int ringCount() {
+        return rings.values().stream().mapToInt(Map::size).sum();
     }
 
     /** Signals may have been missed (the peer listener reconnected): every ring scans again. */
@@ -63,6 +101,7 @@ public final class HotList {
     /** One (queue, group): partition names in mark order, and the state of its database scans. */
     public static final class Ring {
         private final LinkedHashSet<String> partitions = new LinkedHashSet<>();
+        private volatile long lastAskedNanos = System.nanoTime();
         private boolean dirty = true;
         private long dirtyEpoch;
         private boolean scanning;
