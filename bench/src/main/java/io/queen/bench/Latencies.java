@@ -7,6 +7,10 @@ final class Latencies {
     private long[] values = new long[1024];
     private int size;
 
+    synchronized void add(long micros) {
+        addAll(new long[] {micros}, 1);
+    }
+
     synchronized void addAll(long[] micros, int count) {
         if (size + count > values.length) {
             values = Arrays.copyOf(values, Math.max(values.length * 2, size + count));

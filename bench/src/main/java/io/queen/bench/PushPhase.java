@@ -80,7 +80,7 @@ final class PushPhase {
             try {
                 long sendNanos = System.nanoTime();
                 JsonNode results = http.push(body.toString());
-                requests.addAll(new long[] {(System.nanoTime() - sendNanos) / 1000}, 1);
+                requests.add((System.nanoTime() - sendNanos) / 1000);
                 int queued = 0;
                 for (JsonNode r : results) {
                     if ("queued".equals(r.path("status").asText())) {

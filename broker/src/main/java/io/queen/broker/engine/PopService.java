@@ -84,10 +84,10 @@ public final class PopService {
         boolean queueLevel = r.queue() != null && r.partition() == null;
         while (true) {
             long seen = r.queue() == null ? wake.tenantVersion(r.tenant()) : wake.version(r.tenant(), r.queue());
-            Result result = attempt(r);
+            HotList.Ring ring = queueLevel ? wake.hotList().ring(r.tenant(), r.queue(), r.consumerGroup()) : null;
+            Result result = attempt(r, ring);
             if (!result.isEmpty() || !r.waitForMessages()) {
-                if (!result.isEmpty() && queueLevel
-                        && wake.hotList().ring(r.tenant(), r.queue(), r.consumerGroup()).size() > 0) {
+                if (!result.isEmpty() && queueLevel && ring.size() > 0) {
                     // This pop was likely the one woken for its group: pass the wake on for what is left.
                     wake.wakeGroup(r.tenant(), r.queue(), r.consumerGroup());
                 }
@@ -111,7 +111,8 @@ public final class PopService {
         }
     }
 
-    private Result attempt(Request r) throws SQLException {
+    /** @param ring the hot list of a queue-level pop, else null */
+    private Result attempt(Request r, HotList.Ring ring) throws SQLException {
         String leaseId = r.autoAck() ? "" : UuidV7.next().toString();
         Claim claim = new Claim(r, leaseId);
         try (Connection c = database.connection()) {
@@ -133,7 +134,7 @@ public final class PopService {
                     }
                 } else {
                     registerGroup(c, r, q.queueId());
-                    claimQueue(c, r, q.queueId(), claim);
+                    claimQueue(c, r, q.queueId(), ring, claim);
                 }
             }
         }
@@ -155,8 +156,7 @@ public final class PopService {
      * ring and second stand for all of the ring's pops (the idle re-check). Only one long-poll scans
      * a ring at a time; the others park and are woken for what it leaves in the ring.
      */
-    private void claimQueue(Connection c, Request r, UUID queueId, Claim claim) throws SQLException {
-        HotList.Ring ring = wake.hotList().ring(r.tenant(), r.queue(), r.consumerGroup());
+    private void claimQueue(Connection c, Request r, UUID queueId, HotList.Ring ring, Claim claim) throws SQLException {
         int cap = r.partitions() <= 0 ? Integer.MAX_VALUE : r.partitions();
         int checkout = (int) Math.max(2, Math.min((long) cap * 2, 64));
         while (!claim.done()) {

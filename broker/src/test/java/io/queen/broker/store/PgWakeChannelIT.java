@@ -146,6 +146,13 @@ class PgWakeChannelIT {
         assertTrue(ringOnB.size() <= 500, "ring holds " + ringOnB.size());
     }
 
+    private static HttpProbe.Reply ackFirstMessage(HttpProbe http, JsonNode pop) {
+        JsonNode m = pop.get("messages").get(0);
+        return http.post("/api/v1/ack/batch", "{\"acknowledgments\":[{\"transactionId\":\""
+                + m.get("transactionId").asText() + "\",\"partitionId\":\"" + pop.get("partitionId").asText()
+                + "\",\"leaseId\":\"" + pop.get("leaseId").asText() + "\"}]}");
+    }
+
     @Test
     void anAckReleasingALeaseWithMessagesBehindItMarksAPeersRing() throws Exception {
         try (Broker broker = BrokerFixture.start(db, Map.of())) {
@@ -156,18 +163,12 @@ class PgWakeChannelIT {
             await().atMost(Duration.ofSeconds(5)).until(() -> ringOnB.size() == 1); // the push's mark
             ringOnB.take(10);
             // Acking message 1 releases the lease with message 2 behind it: claimable again, on every broker.
-            assertEquals(200, http.post("/api/v1/ack/batch", "{\"acknowledgments\":[{\"transactionId\":\""
-                    + first.get("messages").get(0).get("transactionId").asText() + "\",\"partitionId\":\""
-                    + first.get("partitionId").asText() + "\",\"leaseId\":\"" + first.get("leaseId").asText()
-                    + "\"}]}").status());
+            assertEquals(200, ackFirstMessage(http, first).status());
             await().atMost(Duration.ofSeconds(5)).until(() -> ringOnB.size() == 1);
             assertEquals(List.of("p"), ringOnB.take(10));
             // Acking the last one leaves nothing behind the cursor: no mark.
             JsonNode second = http.get("/api/v1/pop/queue/released?batch=1").json();
-            assertEquals(200, http.post("/api/v1/ack/batch", "{\"acknowledgments\":[{\"transactionId\":\""
-                    + second.get("messages").get(0).get("transactionId").asText() + "\",\"partitionId\":\""
-                    + second.get("partitionId").asText() + "\",\"leaseId\":\"" + second.get("leaseId").asText()
-                    + "\"}]}").status());
+            assertEquals(200, ackFirstMessage(http, second).status());
             long sent = channelB.notificationsReceived();
             Thread.sleep(300);
             assertEquals(0, ringOnB.size(), "a drained partition is not marked (" + (channelB.notificationsReceived()

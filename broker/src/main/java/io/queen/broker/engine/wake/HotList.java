@@ -45,6 +45,14 @@ public final class HotList {
     /** The ring of a (queue, group), created empty and dirty (so its first pop scans). Pops call this on every attempt. */
     public Ring ring(UUID tenant, String queue, String group) {
         Objects.requireNonNull(group, "group");
+        Map<String, Ring> known = rings.get(key(tenant, queue));
+        Ring existing = known == null ? null : known.get(group);
+        if (existing != null) {
+            // The common case, without locking the map's bin. Should mark() drop this ring at the same
+            // instant, this attempt merely misses marks; the next one gets a new, dirty ring.
+            existing.lastAskedNanos = System.nanoTime();
+            return existing;
+        }
         Ring[] out = new Ring[1];
         // compute, not computeIfAbsent: atomic with the removal of an emptied queue map in mark().
         rings.compute(key(tenant, queue), (k, groups) -> {
