@@ -95,6 +95,10 @@ DECLARE
     v_txns_start bigint;
     v_window integer;
     v_now timestamptz;
+    v_since timestamptz;
+    v_before_end bigint;
+    v_before boolean := false;
+    v_after boolean := false;
     v_dups jsonb;
 BEGIN
     IF p_count < 1 OR length(p_hashes) <> p_count * 16 THEN
@@ -112,21 +116,46 @@ BEGIN
     v_window := COALESCE(p_dedup_window_seconds, v_window);
 
     IF p_probe AND v_window > 0 THEN
-        SELECT jsonb_agg(jsonb_build_object('i', d.idx, 'off', d.off) ORDER BY d.idx) INTO v_dups
-        FROM (
-            SELECT n.idx, min(w.base_offset + o.idx) AS off
-            FROM queen.log_unnest_hashes(p_hashes) n
-            JOIN queen.log_txns w
-              ON w.partition_id = p_partition_id
-             AND w.created_at >= now() - make_interval(secs => v_window)
-             AND w.end_offset >= v_txns_start
-             -- Two PK ranges around the vouched block (it is whole segments, so bases suffice).
-             AND (w.base_offset < COALESCE(p_vouched_from, 9223372036854775807)
-                  OR w.base_offset > COALESCE(p_vouched_to, -1))
-            CROSS JOIN LATERAL queen.log_unnest_hashes(w.hashes) o
-            WHERE o.hash = n.hash
-            GROUP BY n.idx
-        ) d;
+        v_since := now() - make_interval(secs => v_window);
+        -- Candidates: the partition's live hash rows inside the window, minus the vouched block.
+        -- Live rows have base_offset in [txns_start, last]: purges are prefix-contiguous. Every
+        -- range below is bounded on both sides and every pre-check is an ORDER BY ... LIMIT 1 on
+        -- the primary key, so no plan (generic ones included, whose estimates know no values)
+        -- can turn a probe into a scan of the whole table. created_at grows with the offset, so
+        -- the newest row of a range says whether any of it is inside the window.
+        v_before_end := COALESCE(p_vouched_from, v_last + 1);
+        SELECT t.created_at >= v_since INTO v_before
+        FROM queen.log_txns t
+        WHERE t.partition_id = p_partition_id AND t.base_offset >= v_txns_start AND t.base_offset < v_before_end
+        ORDER BY t.base_offset DESC LIMIT 1;
+        IF p_vouched_from IS NOT NULL THEN
+            SELECT t.base_offset > p_vouched_to INTO v_after
+            FROM queen.log_txns t
+            WHERE t.partition_id = p_partition_id AND t.base_offset >= v_txns_start AND t.base_offset <= v_last
+            ORDER BY t.base_offset DESC LIMIT 1;
+        END IF;
+        IF v_before OR v_after THEN
+            SELECT jsonb_agg(jsonb_build_object('i', d.idx, 'off', d.off) ORDER BY d.idx) INTO v_dups
+            FROM (
+                SELECT n.idx, min(w.base_offset + o.idx) AS off
+                FROM queen.log_unnest_hashes(p_hashes) n
+                JOIN (
+                    SELECT t.base_offset, t.hashes FROM queen.log_txns t
+                    WHERE v_before
+                      AND t.partition_id = p_partition_id
+                      AND t.base_offset >= v_txns_start AND t.base_offset < v_before_end
+                      AND t.created_at >= v_since
+                    UNION ALL
+                    SELECT t.base_offset, t.hashes FROM queen.log_txns t
+                    WHERE v_after
+                      AND t.partition_id = p_partition_id
+                      AND t.base_offset > p_vouched_to AND t.base_offset <= v_last
+                ) w ON true
+                CROSS JOIN LATERAL queen.log_unnest_hashes(w.hashes) o
+                WHERE o.hash = n.hash
+                GROUP BY n.idx
+            ) d;
+        END IF;
         IF v_dups IS NOT NULL THEN
             RETURN jsonb_build_object('status', 'duplicate', 'dups', v_dups);
         END IF;

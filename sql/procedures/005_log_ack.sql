@@ -64,6 +64,7 @@ DECLARE
     c record;
     v_lo bigint;
     v_from bigint;
+    v_to bigint;
 BEGIN
     SELECT lc.committed, lc.batch_end, lc.worker_id, lc.lease_expires_at, lc.batch_retry_count,
            lp.last_offset, lp.txns_start, q.tenant_id, COALESCE(q.retry_limit, 3) AS retry_limit,
@@ -107,7 +108,10 @@ BEGIN
 
     -- Every sidecar row in range is unnested once and hash-joined with the acked
     -- hashes. A leased ack can only resolve inside its batch, so the scan stops
-    -- at batch_end; a lease-less ack may reach the partition's end.
+    -- at batch_end; a lease-less ack may reach the partition's end. The range is
+    -- closed on both sides so that a generic plan, which cannot see the values,
+    -- still reads it from the primary key rather than the partition's whole backlog.
+    v_to := CASE WHEN p_bounded THEN c.batch_end ELSE c.last_offset END;
     SELECT array_agg(m.off ORDER BY n.idx) INTO span_offsets
       FROM queen.log_unnest_hashes(p_hashes) n
       LEFT JOIN (
@@ -116,7 +120,7 @@ BEGIN
             CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) o
            WHERE t.partition_id = p_partition_id
              AND t.base_offset >= v_from
-             AND (NOT p_bounded OR t.base_offset <= c.batch_end)
+             AND t.base_offset <= v_to
              AND t.base_offset + o.idx >= v_lo
            GROUP BY o.hash
       ) m ON m.hash = n.hash;
