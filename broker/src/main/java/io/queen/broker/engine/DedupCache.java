@@ -1,11 +1,13 @@
 package io.queen.broker.engine;
 
-import java.nio.ByteBuffer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.time.Instant;
-import java.util.ArrayDeque;
-import java.util.HashMap;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -19,10 +21,17 @@ import java.util.UUID;
  * Entries leave by age (older than the window, with a safety margin) and by a global budget, the
  * least recently used partitions first. Correctness never depends on it: anything it does not hold
  * is probed in SQL. Records are added only after the write committed.
+ *
+ * <p>Memory: every pushed message passes through here and stays for the dedup window, so an entry
+ * is three longs in an open-addressing table (the 16-byte hash and its offset), no object per
+ * message: a map of boxed keys cost ~180 bytes and five objects per message, objects every young
+ * collection had to copy. Message ids stay in the recorded segments' arrays.
  */
 public final class DedupCache {
     /** Entries older than window minus this margin are not trusted as duplicates (clock skew with PostgreSQL). */
     static final long MARGIN_MS = 2_000;
+
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     public record Hit(long offset, UUID messageId) {
     }
@@ -33,10 +42,66 @@ public final class DedupCache {
     private record Segment(long base, long end, long createdAtMs, byte[] hashes, UUID[] ids) {
     }
 
+    /** One partition's contiguous block: its segments oldest first, and the index of their hashes. */
     private static final class Block {
-        final ArrayDeque<Segment> segments = new ArrayDeque<>();
-        final Map<ByteBuffer, Long> offsets = new HashMap<>();
-        final Map<Long, UUID> idsByOffset = new HashMap<>();
+        private final List<Segment> segments = new ArrayList<>();
+        /** segments before this index have been dropped (compacted away in bulk). */
+        private int first;
+        final HashIndex index = new HashIndex();
+
+        boolean isEmpty() {
+            return first == segments.size();
+        }
+
+        Segment oldest() {
+            return segments.get(first);
+        }
+
+        Segment newest() {
+            return segments.get(segments.size() - 1);
+        }
+
+        void add(Segment s) {
+            segments.add(s);
+        }
+
+        Segment pollOldest() {
+            Segment s = segments.set(first++, null);
+            if (first == segments.size()) {
+                segments.clear();
+                first = 0;
+            } else if (first >= 1024 && first * 2 >= segments.size()) {
+                segments.subList(0, first).clear();
+                first = 0;
+            }
+            return s;
+        }
+
+        /** The segment holding {@code offset}: blocks are contiguous, so a binary search by base. */
+        Segment covering(long offset) {
+            int lo = first;
+            int hi = segments.size() - 1;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                Segment s = segments.get(mid);
+                if (offset < s.base()) {
+                    hi = mid - 1;
+                } else if (offset > s.end()) {
+                    lo = mid + 1;
+                } else {
+                    return s;
+                }
+            }
+            return null;
+        }
+
+        long messages() {
+            long n = 0;
+            for (int i = first; i < segments.size(); i++) {
+                n += segments.get(i).ids().length;
+            }
+            return n;
+        }
     }
 
     private final long maxEntries;
@@ -54,11 +119,11 @@ public final class DedupCache {
             return null;
         }
         expire(b, windowSeconds, nowMs);
-        if (b.segments.isEmpty()) {
+        if (b.isEmpty()) {
             remove(partitionId);
             return null;
         }
-        return new Vouch(b.segments.peekFirst().base(), b.segments.peekLast().end());
+        return new Vouch(b.oldest().base(), b.newest().end());
     }
 
     /** The stored offset and message id of an incoming hash, when this cache holds it inside the window. */
@@ -67,15 +132,19 @@ public final class DedupCache {
         if (b == null) {
             return null;
         }
-        Long off = b.offsets.get(ByteBuffer.wrap(hash));
-        return off == null ? null : new Hit(off, b.idsByOffset.get(off));
+        long off = b.index.get(hi(hash, 0), lo(hash, 0));
+        if (off < 0) {
+            return null;
+        }
+        Segment s = b.covering(off);
+        return s == null ? null : new Hit(off, s.ids()[(int) (off - s.base())]);
     }
 
     /** Records a committed segment written by this broker. */
     public synchronized void record(UUID partitionId, long base, byte[] hashes, UUID[] ids, Instant createdAt) {
         int n = ids.length;
         Block b = blocks.get(partitionId);
-        if (b != null && !b.segments.isEmpty() && b.segments.peekLast().end() != base - 1) {
+        if (b != null && !b.isEmpty() && b.newest().end() != base - 1) {
             remove(partitionId); // Not contiguous: another broker wrote in between.
             b = null;
         }
@@ -83,14 +152,10 @@ public final class DedupCache {
             b = new Block();
             blocks.put(partitionId, b);
         }
-        Segment s = new Segment(base, base + n - 1, createdAt.toEpochMilli(), hashes, ids);
-        b.segments.addLast(s);
+        b.add(new Segment(base, base + n - 1, createdAt.toEpochMilli(), hashes, ids));
         for (int i = 0; i < n; i++) {
-            byte[] h = new byte[16];
-            System.arraycopy(hashes, i * 16, h, 0, 16);
             // The lowest offset wins, as in the SQL probe.
-            b.offsets.putIfAbsent(ByteBuffer.wrap(h), base + i);
-            b.idsByOffset.put(base + i, ids[i]);
+            b.index.putIfAbsent(hi(hashes, i * 16), lo(hashes, i * 16), base + i);
         }
         entries += n;
         while (entries > maxEntries && !blocks.isEmpty()) {
@@ -114,24 +179,19 @@ public final class DedupCache {
 
     private void expire(Block b, int windowSeconds, long nowMs) {
         long oldest = nowMs - windowSeconds * 1000L + MARGIN_MS;
-        while (!b.segments.isEmpty() && b.segments.peekFirst().createdAtMs() < oldest) {
+        while (!b.isEmpty() && b.oldest().createdAtMs() < oldest) {
             dropOldest(b);
         }
     }
 
     private void dropOldest(Block b) {
-        Segment s = b.segments.pollFirst();
-        if (s == null) {
+        if (b.isEmpty()) {
             return;
         }
+        Segment s = b.pollOldest();
+        byte[] h = s.hashes();
         for (int i = 0; i < s.ids().length; i++) {
-            long off = s.base() + i;
-            ByteBuffer key = ByteBuffer.wrap(s.hashes(), i * 16, 16).slice();
-            Long stored = b.offsets.get(key);
-            if (stored != null && stored == off) {
-                b.offsets.remove(key);
-            }
-            b.idsByOffset.remove(off);
+            b.index.remove(hi(h, i * 16), lo(h, i * 16), s.base() + i);
         }
         entries -= s.ids().length;
     }
@@ -139,9 +199,119 @@ public final class DedupCache {
     private void remove(UUID partitionId) {
         Block b = blocks.remove(partitionId);
         if (b != null) {
-            for (Segment s : b.segments) {
-                entries -= s.ids().length;
+            entries -= b.messages();
+        }
+    }
+
+    private static long hi(byte[] hashes, int at) {
+        return (long) LONGS.get(hashes, at);
+    }
+
+    private static long lo(byte[] hashes, int at) {
+        return (long) LONGS.get(hashes, at + 8);
+    }
+
+    /**
+     * 16-byte hash to offset, open addressing with linear probing in three parallel long arrays
+     * (load at most 1/2), deletion by backward shift so no tombstones accumulate. An offset of -1
+     * marks an empty slot (offsets are never negative).
+     */
+    static final class HashIndex {
+        private static final int MIN_CAPACITY = 64;
+        private long[] his = new long[MIN_CAPACITY];
+        private long[] los = new long[MIN_CAPACITY];
+        private long[] offs = emptyOffsets(MIN_CAPACITY);
+        private int size;
+
+        int size() {
+            return size;
+        }
+
+        long get(long hi, long lo) {
+            int mask = offs.length - 1;
+            for (int i = slot(hi, lo, mask); offs[i] >= 0; i = (i + 1) & mask) {
+                if (his[i] == hi && los[i] == lo) {
+                    return offs[i];
+                }
             }
+            return -1;
+        }
+
+        void putIfAbsent(long hi, long lo, long off) {
+            if ((size + 1) * 2 > offs.length) {
+                resize(offs.length * 2);
+            }
+            int mask = offs.length - 1;
+            int i = slot(hi, lo, mask);
+            for (; offs[i] >= 0; i = (i + 1) & mask) {
+                if (his[i] == hi && los[i] == lo) {
+                    return;
+                }
+            }
+            his[i] = hi;
+            los[i] = lo;
+            offs[i] = off;
+            size++;
+        }
+
+        /** Removes the entry only if it maps this hash to this offset (a lower offset of the same hash stays). */
+        void remove(long hi, long lo, long off) {
+            int mask = offs.length - 1;
+            int i = slot(hi, lo, mask);
+            while (offs[i] >= 0 && !(his[i] == hi && los[i] == lo)) {
+                i = (i + 1) & mask;
+            }
+            if (offs[i] != off) {
+                return;
+            }
+            // Backward shift: move later members of the probe run into the hole when their home allows it.
+            int hole = i;
+            for (int j = (hole + 1) & mask; offs[j] >= 0; j = (j + 1) & mask) {
+                int home = slot(his[j], los[j], mask);
+                if (((j - home) & mask) >= ((j - hole) & mask)) {
+                    his[hole] = his[j];
+                    los[hole] = los[j];
+                    offs[hole] = offs[j];
+                    hole = j;
+                }
+            }
+            offs[hole] = -1;
+            size--;
+            if (offs.length > MIN_CAPACITY && size * 8 < offs.length) {
+                resize(offs.length / 2);
+            }
+        }
+
+        private void resize(int capacity) {
+            long[] oldHis = his;
+            long[] oldLos = los;
+            long[] oldOffs = offs;
+            his = new long[capacity];
+            los = new long[capacity];
+            offs = emptyOffsets(capacity);
+            int mask = capacity - 1;
+            for (int k = 0; k < oldOffs.length; k++) {
+                if (oldOffs[k] >= 0) {
+                    int i = slot(oldHis[k], oldLos[k], mask);
+                    while (offs[i] >= 0) {
+                        i = (i + 1) & mask;
+                    }
+                    his[i] = oldHis[k];
+                    los[i] = oldLos[k];
+                    offs[i] = oldOffs[k];
+                }
+            }
+        }
+
+        private static int slot(long hi, long lo, int mask) {
+            long h = (hi ^ Long.rotateLeft(lo, 32)) * 0x9E3779B97F4A7C15L;
+            return (int) (h >>> 32) & mask;
+        }
+
+        private static long[] emptyOffsets(int capacity) {
+            long[] a = new long[capacity];
+            Arrays.fill(a, -1);
+            return a;
         }
     }
 }

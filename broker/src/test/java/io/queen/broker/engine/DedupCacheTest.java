@@ -4,7 +4,11 @@ import io.queen.broker.engine.segment.TxnHash;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -67,5 +71,63 @@ class DedupCacheTest {
         assertNull(cache.vouch(P, 60, now.toEpochMilli()));
         assertNotNull(cache.vouch(other, 60, now.toEpochMilli()));
         assertEquals(2, cache.size());
+    }
+
+    @Test
+    void theHashIndexAgreesWithAMapThroughGrowthDeletionAndShrinking() {
+        DedupCache.HashIndex index = new DedupCache.HashIndex();
+        Map<List<Long>, Long> model = new HashMap<>();
+        List<List<Long>> keys = new ArrayList<>();
+        SplittableRandom random = new SplittableRandom(7);
+        long nextOffset = 0;
+        for (int step = 0; step < 200_000; step++) {
+            int op = random.nextInt(10);
+            if (op < 5 || keys.isEmpty()) {
+                // Few distinct high words, so probe runs collide and wrap often.
+                List<Long> k = random.nextInt(4) == 0 && !keys.isEmpty()
+                        ? keys.get(random.nextInt(keys.size()))
+                        : List.of((long) random.nextInt(8), random.nextLong());
+                long off = nextOffset++;
+                index.putIfAbsent(k.get(0), k.get(1), off);
+                if (model.putIfAbsent(k, off) == null) {
+                    keys.add(k);
+                }
+            } else if (op < 8) {
+                int at = random.nextInt(keys.size());
+                List<Long> k = keys.get(at);
+                long stored = model.get(k);
+                // A wrong offset leaves the entry; the right one removes it.
+                index.remove(k.get(0), k.get(1), stored + 1);
+                index.remove(k.get(0), k.get(1), stored);
+                model.remove(k);
+                keys.set(at, keys.get(keys.size() - 1));
+                keys.remove(keys.size() - 1);
+            } else {
+                List<Long> k = random.nextBoolean() && !keys.isEmpty()
+                        ? keys.get(random.nextInt(keys.size()))
+                        : List.of(random.nextLong(), random.nextLong());
+                assertEquals(model.getOrDefault(k, -1L), index.get(k.get(0), k.get(1)), "step " + step);
+            }
+            assertEquals(model.size(), index.size());
+        }
+        for (List<Long> k : keys) {
+            assertEquals(model.get(k), index.get(k.get(0), k.get(1)));
+        }
+    }
+
+    @Test
+    void aDroppedSegmentLeavesTheLowerOffsetOfARepeatedHash() {
+        DedupCache cache = new DedupCache(3);
+        Instant now = Instant.now();
+        UUID[] first = ids(1);
+        cache.record(P, 0, TxnHash.concat(List.of("a")), first, now);
+        cache.record(P, 1, TxnHash.concat(List.of("a", "b")), ids(2), now);
+        DedupCache.Hit hit = cache.hit(P, TxnHash.of("a"));
+        assertNotNull(hit);
+        assertEquals(0, hit.offset(), "the lowest offset wins, as in the SQL probe");
+        assertEquals(first[0], hit.messageId());
+        cache.record(P, 3, TxnHash.concat(List.of("c")), ids(1), now); // over budget: offset 0 is dropped
+        assertNull(cache.hit(P, TxnHash.of("a")), "the repeat was never indexed, so nothing vouches for it");
+        assertEquals(3, cache.size());
     }
 }
