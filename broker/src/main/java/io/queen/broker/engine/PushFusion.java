@@ -22,6 +22,7 @@ final class PushFusion {
     static final int SHARDS = 8;
     /** Upper bound of messages per merged flush, so one commit never grows without limit. */
     static final int MAX_SLOTS_PER_FLUSH = 5_000;
+    private static final long SAFETY_WAIT_MS = 1_000;
 
     private static final class Job {
         final List<PushService.Group> groups;
@@ -60,20 +61,16 @@ final class PushFusion {
         Job job = new Job(groups);
         shard.queue.add(job);
         while (true) {
-            if (shard.flushing.tryLock()) {
-                try {
-                    flushQueued(shard);
-                } finally {
-                    shard.flushing.unlock();
-                }
-            }
+            drain(shard);
             shard.signal.lock();
             try {
                 if (job.done) {
                     break;
                 }
-                // Another request is flushing; it takes our job in its next round or we take over.
-                shard.finished.await(5, java.util.concurrent.TimeUnit.MILLISECONDS);
+                // Another request is flushing; it takes our job in its next round (drain re-checks the
+                // queue after unlocking, so no job is left behind). The timeout is only a safety net:
+                // a short timed park per waiting request kept the JDK's delay scheduler thread busy.
+                shard.finished.await(SAFETY_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
                 if (job.done) {
                     break;
                 }
@@ -86,6 +83,22 @@ final class PushFusion {
         }
         if (job.failure != null) {
             throw job.failure;
+        }
+    }
+
+    /**
+     * Flushes while there is work and nobody else flushes. Re-checking the queue after unlocking
+     * closes the window in which a job is added after the flusher's last poll but before it let go:
+     * either this loop takes it, or the lock was free when its owner tried, or a newer flusher holds
+     * the lock and will make the same check.
+     */
+    private void drain(Shard shard) {
+        while (!shard.queue.isEmpty() && shard.flushing.tryLock()) {
+            try {
+                flushQueued(shard);
+            } finally {
+                shard.flushing.unlock();
+            }
         }
     }
 

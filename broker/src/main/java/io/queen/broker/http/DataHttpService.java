@@ -77,13 +77,7 @@ public final class DataHttpService implements HttpService {
 
     private void push(ServerRequest req, ServerResponse res) throws SQLException {
         UUID tenant = tenancy.of(req);
-        byte[] body;
-        try (java.io.InputStream in = req.content().inputStream()) {
-            body = in.readAllBytes();
-        } catch (java.io.IOException e) {
-            throw new BadRequestException("bad body: cannot read request body: " + e.getMessage());
-        }
-        List<PushService.Item> parsed = PushBody.parse(body);
+        List<PushService.Item> parsed = PushBody.parse(Json.rawBody(req));
         // Push maintenance: every item goes to the on-disk spool, replayed once maintenance is off.
         boolean buffered = switches.pushPaused();
         List<PushService.Result> results = buffered ? spool.buffer(tenant, parsed) : push.push(tenant, parsed);
