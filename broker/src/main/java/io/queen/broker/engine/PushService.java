@@ -64,11 +64,17 @@ public final class PushService {
         final String partition;
         final List<Slot> slots = new ArrayList<>();
         LogStore.Provisioned provisioned;
+        /** The slots packed by the request thread, before the flush: used when the flush writes exactly these. */
+        Encoded encoded;
 
         Group(String queue, String partition) {
             this.queue = queue;
             this.partition = partition;
         }
+    }
+
+    /** A segment blob and its hash row for a list of slots, in that order. */
+    record Encoded(List<Slot> slots, byte[] blob, byte[] hashes) {
     }
 
     /** A request split into groups, with its in-request repeats (follower index to leader slot). */
@@ -110,13 +116,24 @@ public final class PushService {
     static final class Batch {
         final Map<UUID, List<Slot>> slots = new HashMap<>();
         final Map<UUID, LogStore.Provisioned> partitions = new HashMap<>();
+        /** A partition's pre-packed segment, kept only while a single group feeds that partition. */
+        final Map<UUID, Encoded> encoded = new HashMap<>();
         /** Cache records of written segments, applied only once the transaction committed. */
         final List<Runnable> afterCommit = new ArrayList<>();
 
         void add(List<Group> groups) {
             for (Group g : groups) {
                 UUID pid = g.provisioned.partitionId();
-                slots.computeIfAbsent(pid, k -> new ArrayList<>()).addAll(g.slots);
+                List<Slot> list = slots.get(pid);
+                if (list == null) {
+                    slots.put(pid, new ArrayList<>(g.slots));
+                    if (g.encoded != null) {
+                        encoded.put(pid, g.encoded);
+                    }
+                } else {
+                    list.addAll(g.slots);
+                    encoded.remove(pid); // Merged with another request: one segment is packed in the flush.
+                }
                 partitions.put(pid, g.provisioned);
             }
         }
@@ -133,6 +150,11 @@ public final class PushService {
         }
         for (int attempt = 1; ; attempt++) {
             provisionCached(tenant, plan.groups);
+            // Compression is most of a flush's CPU: done here, it overlaps other requests' database
+            // round trips instead of lengthening the flush every request of the shard waits for.
+            for (Group g : plan.groups) {
+                g.encoded = encode(g.slots, g.provisioned.encryptionEnabled());
+            }
             try {
                 fusion.write(plan.groups);
                 break;
@@ -234,12 +256,13 @@ public final class PushService {
             LogStore.lockPartitions(c, ids);
         }
         for (UUID pid : ids) {
-            writePartition(c, pid, batch.slots.get(pid), batch.partitions.get(pid), failOnDuplicate, batch.afterCommit);
+            writePartition(c, pid, batch.slots.get(pid), batch.partitions.get(pid), batch.encoded.get(pid),
+                    failOnDuplicate, batch.afterCommit);
         }
     }
 
     private void writePartition(Connection c, UUID partitionId, List<Slot> slots, LogStore.Provisioned partition,
-                                boolean failOnDuplicate, List<Runnable> afterCommit)
+                                Encoded preEncoded, boolean failOnDuplicate, List<Runnable> afterCommit)
             throws SQLException, DuplicateInTransactionException {
         Map<String, Slot> firstByTxn = new HashMap<>();
         Map<Slot, Slot> repeats = new LinkedHashMap<>();
@@ -273,16 +296,12 @@ public final class PushService {
             pending = rest;
         }
         while (!pending.isEmpty()) {
-            List<Frame> frames = new ArrayList<>(pending.size());
-            List<String> txns = new ArrayList<>(pending.size());
-            for (Slot s : pending) {
-                frames.add(frame(s, partition.encryptionEnabled()));
-                txns.add(s.txn);
-            }
-            byte[] hashes = TxnHash.concat(txns);
-            LogStore.PushVerdict v = LogStore.pushOne(c, partitionId, frames.size(),
-                    SegmentCodec.encode(frames, zstdLevel), hashes, null, probe,
-                    vouch == null ? null : vouch.from(), vouch == null ? null : vouch.to());
+            Encoded segment = preEncoded != null && preEncoded.slots().equals(pending)
+                    ? preEncoded : encode(pending, partition.encryptionEnabled());
+            preEncoded = null;
+            byte[] hashes = segment.hashes();
+            LogStore.PushVerdict v = LogStore.pushOne(c, partitionId, pending.size(), segment.blob(), hashes, null,
+                    probe, vouch == null ? null : vouch.from(), vouch == null ? null : vouch.to());
             if (v.queued()) {
                 UUID[] written = new UUID[pending.size()];
                 for (int i = 0; i < written.length; i++) {
@@ -312,6 +331,16 @@ public final class PushService {
             repeat.resultId = first.resultId;
             repeat.status = "duplicate";
         });
+    }
+
+    private Encoded encode(List<Slot> slots, boolean encrypt) {
+        List<Frame> frames = new ArrayList<>(slots.size());
+        List<String> txns = new ArrayList<>(slots.size());
+        for (Slot s : slots) {
+            frames.add(frame(s, encrypt));
+            txns.add(s.txn);
+        }
+        return new Encoded(List.copyOf(slots), SegmentCodec.encode(frames, zstdLevel), TxnHash.concat(txns));
     }
 
     private static DuplicateInTransactionException duplicateInTransaction(Slot s) {
