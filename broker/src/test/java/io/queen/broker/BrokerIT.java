@@ -114,6 +114,17 @@ class BrokerIT {
     }
 
     @Test
+    void anUnknownPathOutsideTheApiIs404NotAServerError() {
+        // Clients retry 5xx; a route this broker does not serve (e.g. /streams/v1 here) must fail at once.
+        Broker b = start(TestPostgres.freshDatabase("no_route_outside"), Map.of());
+        for (String path : List.of("/no-such-page", "/streams/v1/queries")) {
+            HttpProbe.Reply r = new HttpProbe(b.port()).get(path);
+            assertEquals(404, r.status(), path);
+            assertTrue(r.json().get("error").asText().length() > 0, path);
+        }
+    }
+
+    @Test
     void withApplySchemaOffTheBrokerServesWithoutTouchingTheSchema() throws SQLException {
         DatabaseSettings db = TestPostgres.freshDatabase("no_apply");
         Broker b = start(db, Map.of("QUEEN_APPLY_SCHEMA", "0"));

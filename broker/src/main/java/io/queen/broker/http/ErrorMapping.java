@@ -1,5 +1,6 @@
 package io.queen.broker.http;
 
+import io.helidon.http.HttpException;
 import io.helidon.http.RequestException;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRouting;
@@ -39,6 +40,10 @@ public final class ErrorMapping {
             }
         });
         routing.error(RequestException.class, (req, res, e) -> Json.error(res, e.status(), e.getMessage()));
+        // Helidon's own status exceptions, e.g. its 404 for a path no route matches (outside /api,
+        // which has its own 404): left to the RuntimeException handler they became a 500, which
+        // clients retry.
+        routing.error(HttpException.class, (req, res, e) -> Json.error(res, e.status(), e.getMessage()));
         routing.error(RuntimeException.class, (req, res, e) -> {
             LOG.log(Level.SEVERE, req.prologue().method() + " " + req.path().path() + " failed", e);
             Json.error(res, Status.INTERNAL_SERVER_ERROR_500, String.valueOf(e.getMessage()));
