@@ -17,7 +17,7 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
 
     static final String USAGE = """
             usage: bin/bench [flags]
-              --messages N            messages pushed then consumed per partition count (50000)
+              --messages N            messages pushed then consumed per partition count (200000)
               --partitions-list A,B   partition counts to run, in order (10,10000); --partitions N runs one
               --producers N           concurrent HTTP producers, also the ceiling's JDBC writers (8)
               --consumers N           concurrent consumers: pop then batch ack (8)
@@ -62,7 +62,7 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
             flags.put(name.equals("partitions") ? "partitions-list" : name, value);
         }
         int batch = positiveInt("batch", flags.getOrDefault("batch", "100"));
-        long messages = positiveLong("messages", flags.getOrDefault("messages", "50000"));
+        long messages = positiveLong("messages", flags.getOrDefault("messages", "200000"));
         return new BenchOptions(
                 (messages + batch - 1) / batch * batch,
                 intList("partitions-list", flags.getOrDefault("partitions-list", "10,10000")),

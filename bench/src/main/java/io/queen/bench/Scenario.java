@@ -2,7 +2,11 @@ package io.queen.bench;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -21,6 +25,7 @@ final class Scenario {
     private static final int CEILING_RUNS = 3;
     private static final int WARMUP_FIXED_RATE_SECONDS = 3;
     private static final int STALL_SECONDS = 60;
+    private static final int SETTLE_SECONDS = 60;
 
     private final BenchOptions options;
     private final PgServer pg;
@@ -62,6 +67,7 @@ final class Scenario {
                 push = push(http);
                 consume = consume(http, push);
                 if (options.latencyMessages() > 0) {
+                    settle(db);
                     latency = latencyRun(http);
                 }
                 cpu = new ScenarioResult.CpuUse(broker.cpuSeconds() - brokerCpu, clientCpuSeconds() - clientCpu,
@@ -201,6 +207,45 @@ final class Scenario {
                 push.requests().percentileMs(99), o.calls().describe(),
                 problems(push) + problems(o, messages - push.notQueued())));
         return run;
+    }
+
+    /**
+     * The throughput phases leave PostgreSQL a few hundred MB of fresh rows to clean up: autovacuum
+     * of the segment and TOAST tables (insert thresholds) and a checkpoint. Landing inside the
+     * latency run, that I/O stretched commit fsyncs and gave p99s of 200 ms that belong to the burst
+     * before, not to delivery at the latency rate. So the run starts once no autovacuum worker is
+     * busy in this database (at most {@value #SETTLE_SECONDS} s) and after a CHECKPOINT, both
+     * unmeasured and reported.
+     */
+    private void settle(PgServer.Database db) throws SQLException, InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + SETTLE_SECONDS * 1_000_000_000L;
+        int workers;
+        try (Connection c = db.connect();
+             PreparedStatement busy = c.prepareStatement("SELECT count(*) FROM pg_stat_activity "
+                     + "WHERE backend_type = 'autovacuum worker' AND datname = current_database()")) {
+            while (true) {
+                try (ResultSet rs = busy.executeQuery()) {
+                    rs.next();
+                    workers = rs.getInt(1);
+                }
+                if (workers == 0 || System.nanoTime() > deadline) {
+                    break;
+                }
+                Thread.sleep(250);
+            }
+            String checkpoint;
+            try (Statement st = c.createStatement()) {
+                st.execute("CHECKPOINT");
+                checkpoint = "checkpoint done";
+            } catch (SQLException e) {
+                checkpoint = "no checkpoint (" + e.getMessage() + ")";  // needs superuser or pg_checkpoint
+            }
+            say(String.format("database settled for the latency run in %.1f s (%s; %s) (not measured)",
+                    (System.nanoTime() - start) / 1e9,
+                    workers == 0 ? "no autovacuum worker busy" : workers + " autovacuum worker(s) still busy",
+                    checkpoint));
+        }
     }
 
     /** Consumers long-poll while producers push {@code messages} at the latency rate. */

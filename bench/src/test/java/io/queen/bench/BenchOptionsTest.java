@@ -11,7 +11,7 @@ class BenchOptionsTest {
     @Test
     void defaultsMatchTheUsageText() {
         BenchOptions o = BenchOptions.parse();
-        assertEquals(50_000, o.messages());
+        assertEquals(200_000, o.messages());
         assertEquals(List.of(10, 10_000), o.partitionsList());
         assertEquals(100, o.batch());
         assertEquals(10_000, o.latencyMessages());
