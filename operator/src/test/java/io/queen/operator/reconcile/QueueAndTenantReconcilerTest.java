@@ -2,7 +2,9 @@ package io.queen.operator.reconcile;
 
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.queen.operator.QueenOperator;
 import io.queen.operator.crd.PurgeBudget;
@@ -63,18 +65,34 @@ class QueueAndTenantReconcilerTest {
         if (operator != null) {
             operator.close();
         }
-        client.resources(Queue.class).inNamespace(NS).list().getItems().forEach(q -> {
-            q.getMetadata().setFinalizers(List.of());
-            client.resource(q).update();
-        });
-        client.resources(Queue.class).inNamespace(NS).delete();
-        client.resources(Tenant.class).inNamespace(NS).list().getItems().forEach(t -> {
-            t.getMetadata().setFinalizers(List.of());
-            client.resource(t).update();
-        });
-        client.resources(Tenant.class).inNamespace(NS).delete();
+        removeAll(Queue.class);
+        removeAll(Tenant.class);
         client.v1().events().inNamespace(NS).delete();
         broker.close();
+    }
+
+    /**
+     * Strips finalizers and deletes every resource of a kind, so the next test starts empty. A
+     * reconciliation still finishing while the operator closes may write an object between our read
+     * and our update (409 Conflict); then it is read again. A failure here used to leave "orders"
+     * behind for every later test of the class.
+     */
+    private static <T extends HasMetadata> void removeAll(Class<T> type) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                client.resources(type).inNamespace(NS).list().getItems().forEach(r -> {
+                    r.getMetadata().setFinalizers(List.of());
+                    client.resource(r).update();
+                });
+                break;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt == 20) {
+                    throw e;
+                }
+            }
+        }
+        client.resources(type).inNamespace(NS).delete();
+        await().atMost(WAIT).until(() -> client.resources(type).inNamespace(NS).list().getItems().isEmpty());
     }
 
     @Test
