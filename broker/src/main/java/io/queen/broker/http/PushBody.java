@@ -3,6 +3,8 @@ package io.queen.broker.http;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.broker.engine.PushService;
 
@@ -72,12 +74,25 @@ final class PushBody {
                 if ("payload".equals(field)) {
                     payload = raw(p, body);
                 } else {
-                    fields.set(field, p.readValueAsTree());
+                    fields.set(field, value(p));
                 }
             }
             items.add(DataHttpService.pushItem(fields, payload, index));
         }
         return items;
+    }
+
+    /**
+     * The current value as a tree node. The fields next to a payload are nearly always strings
+     * (queue, partition, transactionId): those are built directly, because readValueAsTree sets up
+     * a deserialization context per call, which showed in profiles at 100 items per request.
+     */
+    private static JsonNode value(JsonParser p) throws IOException {
+        return switch (p.currentToken()) {
+            case VALUE_STRING -> JsonNodeFactory.instance.textNode(p.getText());
+            case VALUE_NULL -> JsonNodeFactory.instance.nullNode();
+            default -> p.readValueAsTree();
+        };
     }
 
     /** The bytes of the current value, from its first to its last character. */

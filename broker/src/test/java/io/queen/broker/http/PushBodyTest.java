@@ -47,6 +47,14 @@ class PushBodyTest {
     }
 
     @Test
+    void nullPartitionAndTransactionIdMeanTheirDefaults() {
+        PushService.Item item = parse("{\"items\":[{\"queue\":\"q\",\"partition\":null,"
+                + "\"transactionId\":null,\"payload\":1}]}").get(0);
+        assertEquals("Default", item.partition());
+        assertNull(item.transactionId(), "the broker mints one");
+    }
+
+    @Test
     void anEmptyItemListIsAccepted() {
         assertEquals(List.of(), parse("{\"items\":[]}"));
     }
@@ -55,7 +63,10 @@ class PushBodyTest {
     void malformedBodiesAreBadRequests() {
         for (String bad : List.of("", "{not json", "[]", "{\"items\":{}}", "{\"nothing\":1}",
                 "{\"items\":[1]}", "{\"items\":[{\"queue\":\"q\"}]}", "{\"items\":[{\"payload\":1}]}",
-                "{\"items\":[]} trailing")) {
+                "{\"items\":[]} trailing", "{\"items\":[{\"queue\":1,\"payload\":1}]}",
+                "{\"items\":[{\"queue\":\"q\",\"partition\":{\"a\":1},\"payload\":1}]}",
+                "{\"items\":[{\"queue\":\"q\",\"transactionId\":5,\"payload\":1}]}",
+                "{\"items\":[{\"queue\":\"\",\"payload\":1}]}")) {
             BadRequestException e = assertThrows(BadRequestException.class, () -> parse(bad), bad);
             assertTrue(e.getMessage().startsWith("bad body"), e.getMessage());
         }
