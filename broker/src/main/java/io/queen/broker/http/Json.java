@@ -94,8 +94,8 @@ public final class Json {
 
     /**
      * The request body's bytes. With a Content-Length (which the server has already checked against
-     * the body size limit) they are read straight into one array of that size; readAllBytes would
-     * collect 16 KB chunks and copy them again, a second pass over every 100 KB push.
+     * the body size limit, QUEEN_MAX_BODY_BYTES) they are read straight into one array of that size;
+     * readAllBytes collects 16 KB chunks and copies them again, a second pass over every 100 KB push.
      */
     public static byte[] rawBody(ServerRequest req) {
         try (InputStream in = req.content().inputStream()) {
@@ -104,9 +104,11 @@ public final class Json {
                 return in.readAllBytes();
             }
             int length = (int) declared.getAsLong();
-            byte[] bytes = in.readNBytes(length);
-            if (bytes.length < length) {
-                throw new BadRequestException("cannot read request body: " + bytes.length + " of "
+            // readNBytes(int) would chunk and copy as well; this overload fills the given array.
+            byte[] bytes = new byte[length];
+            int read = in.readNBytes(bytes, 0, length);
+            if (read < length) {
+                throw new BadRequestException("cannot read request body: " + read + " of "
                         + length + " declared bytes arrived");
             }
             return bytes;
