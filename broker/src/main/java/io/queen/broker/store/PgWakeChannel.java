@@ -72,6 +72,8 @@ public final class PgWakeChannel implements AutoCloseable {
     private final DatabaseSettings settings;
     private final WakeHub hub;
     private final String brokerId;
+    /** How every payload this broker sends begins: its own echoes are recognised without parsing. */
+    private final String ownHead;
     private final String where;
     private final Set<Key> dirty = ConcurrentHashMap.newKeySet();
     private final AtomicLong sent = new AtomicLong();
@@ -86,6 +88,7 @@ public final class PgWakeChannel implements AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.hub = Objects.requireNonNull(hub, "hub");
         this.brokerId = Objects.requireNonNull(brokerId, "brokerId");
+        this.ownHead = "{\"from\":" + quote(brokerId) + ",\"keys\":[";
         this.where = settings.host() + ":" + settings.port() + "/" + settings.database();
         this.sender = daemon("queen-wake-sender", this::sendLoop);
         this.listener = daemon("queen-wake-listener", this::listenLoop);
@@ -221,7 +224,7 @@ public final class PgWakeChannel implements AutoCloseable {
         for (Key k : keys) {
             byQueue.computeIfAbsent(new QueueOf(k.tenant(), k.queue()), q -> new ArrayList<>()).add(k);
         }
-        String head = "{\"from\":" + quote(brokerId) + ",\"keys\":[";
+        String head = ownHead;
         String tail = "]}";
         int frame = utf8Length(head) + utf8Length(tail);
         List<String> out = new ArrayList<>();
@@ -338,6 +341,11 @@ public final class PgWakeChannel implements AutoCloseable {
 
     /** Applies one payload from another broker; a malformed one is logged and skipped. */
     void deliver(String payload) {
+        if (payload != null && payload.startsWith(ownHead)) {
+            // Our own echo (the listener hears its sender): with acks releasing leases on a busy queue
+            // these come every tick, and parsing them only to drop them showed in profiles.
+            return;
+        }
         Map<QueueOf, List<String>> wakes = new HashMap<>();
         try {
             JsonNode root = MAPPER.readTree(payload);

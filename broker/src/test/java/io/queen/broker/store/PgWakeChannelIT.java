@@ -117,6 +117,13 @@ class PgWakeChannelIT {
                 .until(() -> channelA.notificationsSent() == channelB.notificationsReceived());
         long sent = channelA.notificationsSent() - before;
         assertTrue(sent > 0 && sent < 1_000, "sent " + sent + " NOTIFYs for 10000 pushes");
+        assertEquals(0, channelA.notificationsReceived(), "A hears its own NOTIFYs and drops them uncounted");
+        long heard = channelB.notificationsReceived();
+        channelB.deliver("{\"from\":\"broker-a\",\"keys\":[]}");
+        assertEquals(heard + 1, channelB.notificationsReceived(), "a peer's payload is counted");
+        channelB.deliver("{\"from\":\"broker-b\",\"keys\":[]}");
+        channelB.deliver("{\"keys\":[],\"from\":\"broker-b\"}");
+        assertEquals(heard + 1, channelB.notificationsReceived(), "own payloads are not, however they are spelled");
     }
 
     @Test
