@@ -211,9 +211,9 @@ final class Scenario {
 
     /**
      * The throughput phases leave PostgreSQL a few hundred MB of fresh rows to clean up: autovacuum
-     * of the segment and TOAST tables (insert thresholds) and a checkpoint. Landing inside the
-     * latency run, that I/O stretched commit fsyncs and gave p99s of 200 ms that belong to the burst
-     * before, not to delivery at the latency rate. So the run starts once no autovacuum worker is
+     * of the segment and TOAST tables (insert thresholds) and a checkpoint. A run without this step
+     * measured a P=10 p99 of 200 ms while that I/O went on, which belongs to the burst before rather
+     * than to delivery at the latency rate. So the run starts once no autovacuum worker is
      * busy in this database (at most {@value #SETTLE_SECONDS} s) and after a CHECKPOINT, both
      * unmeasured and reported.
      */

@@ -224,9 +224,8 @@ public final class PgWakeChannel implements AutoCloseable {
         for (Key k : keys) {
             byQueue.computeIfAbsent(new QueueOf(k.tenant(), k.queue()), q -> new ArrayList<>()).add(k);
         }
-        String head = ownHead;
         String tail = "]}";
-        int frame = utf8Length(head) + utf8Length(tail);
+        int frame = utf8Length(ownHead) + utf8Length(tail);
         List<String> out = new ArrayList<>();
         StringBuilder body = new StringBuilder();
         int bodyBytes = 0;
@@ -248,7 +247,7 @@ public final class PgWakeChannel implements AutoCloseable {
                 }
                 int separator = body.isEmpty() ? 0 : 1;
                 if (frame + bodyBytes + separator + bytes > MAX_PAYLOAD_BYTES) {
-                    out.add(head + body + tail);
+                    out.add(ownHead + body + tail);
                     body.setLength(0);
                     bodyBytes = 0;
                     separator = 0;
@@ -261,7 +260,7 @@ public final class PgWakeChannel implements AutoCloseable {
             }
         }
         if (!body.isEmpty()) {
-            out.add(head + body + tail);
+            out.add(ownHead + body + tail);
         }
         return out;
     }
