@@ -11,14 +11,23 @@ import java.net.URI;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The real PostgreSQL the tests run against, one per JVM, found in this order: a URL in
  * {@code QUEEN_TEST_PG_URL} (postgresql://user:password@host:port/database, what CI gives),
  * Testcontainers when a Docker engine answers, else an embedded PostgreSQL. Each test class takes
- * fresh databases from it so tests never see each other's rows.
+ * fresh databases from it so tests never see each other's rows. On a server given by URL (a
+ * developer's own PostgreSQL) the databases are dropped when the JVM exits, and those left by
+ * test JVMs that died without exiting are dropped at the next start.
  */
 public final class TestPostgres {
     public record Server(String host, int port, String user, String password, String adminDatabase) {
@@ -27,7 +36,11 @@ public final class TestPostgres {
         }
     }
 
+    // t_<purpose>_<pid>_<counter>: the pid tells a later JVM whether the owner is still alive.
+    private static final Pattern TEST_DATABASE = Pattern.compile("t_[a-z0-9_]*_(\\d+)_\\d+");
+
     private static final AtomicInteger COUNTER = new AtomicInteger();
+    private static final Set<String> CREATED = ConcurrentHashMap.newKeySet();
     private static Server server;
 
     private TestPostgres() {
@@ -47,6 +60,7 @@ public final class TestPostgres {
                 + "_" + COUNTER.incrementAndGet();
         try (Connection c = admin(); Statement st = c.createStatement()) {
             st.execute("CREATE DATABASE " + name);
+            CREATED.add(name);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot create test database " + name, e);
         }
@@ -72,6 +86,8 @@ public final class TestPostgres {
             Server s = new Server(uri.getHost(), uri.getPort() < 0 ? 5432 : uri.getPort(), userInfo[0],
                     userInfo.length > 1 ? userInfo[1] : "", db);
             System.err.println("[test-postgres] using QUEEN_TEST_PG_URL at " + s.host() + ":" + s.port());
+            dropOrphans(s);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> drop(s, List.copyOf(CREATED))));
             return s;
         }
         if (dockerAnswers()) {
@@ -96,6 +112,40 @@ public final class TestPostgres {
             return new Server("localhost", pg.getPort(), "postgres", "postgres", "postgres");
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start an embedded PostgreSQL for the tests", e);
+        }
+    }
+
+    /** Test databases whose creating JVM is gone (killed before its shutdown hook ran). */
+    private static void dropOrphans(Server s) {
+        List<String> orphans = new ArrayList<>();
+        try (Connection c = DriverManager.getConnection(s.jdbcUrl(s.adminDatabase()), s.user(), s.password());
+             Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT datname FROM pg_database WHERE datname LIKE 't\\_%'")) {
+            while (rs.next()) {
+                Matcher m = TEST_DATABASE.matcher(rs.getString(1));
+                if (m.matches() && ProcessHandle.of(Long.parseLong(m.group(1))).isEmpty()) {
+                    orphans.add(m.group());
+                }
+            }
+        } catch (SQLException | NumberFormatException e) {
+            System.err.println("[test-postgres] cannot list old test databases: " + e.getMessage());
+            return;
+        }
+        if (!orphans.isEmpty()) {
+            System.err.println("[test-postgres] dropping " + orphans.size() + " test databases of JVMs that are gone");
+            drop(s, orphans);
+        }
+    }
+
+    private static void drop(Server s, List<String> names) {
+        try (Connection c = DriverManager.getConnection(s.jdbcUrl(s.adminDatabase()), s.user(), s.password());
+             Statement st = c.createStatement()) {
+            for (String name : names) {
+                // FORCE: a broker of the test may still hold pooled connections at exit.
+                st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+            }
+        } catch (SQLException e) {
+            System.err.println("[test-postgres] cannot drop test databases: " + e.getMessage());
         }
     }
 

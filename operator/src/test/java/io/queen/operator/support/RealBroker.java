@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The real broker (this repository's broker module), started in the test JVM on a fresh database
  * of a real PostgreSQL: the one in {@code QUEEN_TEST_PG_URL} (postgresql://user:password@host:port/db,
  * what CI sets), else an embedded PostgreSQL started once per JVM. Tenancy by header is on, so
- * Tenant resources are real tenants.
+ * Tenant resources are real tenants. The database is dropped when the broker closes, so runs
+ * against a developer's own PostgreSQL leave nothing behind.
  */
 public final class RealBroker implements AutoCloseable {
     private record Server(String host, int port, String user, String password, String adminDatabase) {
@@ -30,17 +31,18 @@ public final class RealBroker implements AutoCloseable {
     private static Server server;
 
     private final Broker broker;
+    private final String database;
 
-    private RealBroker(Broker broker) {
+    private RealBroker(Broker broker, String database) {
         this.broker = broker;
+        this.database = database;
     }
 
     public static RealBroker start(String purpose) {
         Server pg = server();
         String database = "op_" + purpose.toLowerCase().replaceAll("[^a-z0-9]", "_") + "_" + ProcessHandle.current().pid()
                 + "_" + DATABASES.incrementAndGet();
-        try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + pg.host() + ":" + pg.port() + "/"
-                + pg.adminDatabase(), pg.user(), pg.password()); Statement st = c.createStatement()) {
+        try (Connection c = admin(pg); Statement st = c.createStatement()) {
             st.execute("CREATE DATABASE " + database);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot create test database " + database, e);
@@ -56,7 +58,7 @@ public final class RealBroker implements AutoCloseable {
         env.put("DB_POOL_SIZE", "8");
         env.put("QUEEN_TENANCY_HEADER", "true");
         env.put("QUEEN_KV_TRUSTED_PROXY", "true");
-        return new RealBroker(Broker.start(BrokerSettings.from(new Env(env))));
+        return new RealBroker(Broker.start(BrokerSettings.from(new Env(env))), database);
     }
 
     public URI url() {
@@ -66,6 +68,17 @@ public final class RealBroker implements AutoCloseable {
     @Override
     public void close() {
         broker.close();
+        Server pg = server();
+        try (Connection c = admin(pg); Statement st = c.createStatement()) {
+            st.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+        } catch (SQLException e) {
+            System.err.println("[real-broker] cannot drop test database " + database + ": " + e.getMessage());
+        }
+    }
+
+    private static Connection admin(Server pg) throws SQLException {
+        return DriverManager.getConnection("jdbc:postgresql://" + pg.host() + ":" + pg.port() + "/"
+                + pg.adminDatabase(), pg.user(), pg.password());
     }
 
     private static synchronized Server server() {
