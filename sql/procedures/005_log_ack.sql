@@ -65,6 +65,8 @@ DECLARE
     v_lo bigint;
     v_from bigint;
     v_to bigint;
+    v_n integer := length(p_hashes) / 16;
+    v_span bytea;
 BEGIN
     SELECT lc.committed, lc.batch_end, lc.worker_id, lc.lease_expires_at, lc.batch_retry_count,
            lp.last_offset, lp.txns_start, q.tenant_id, COALESCE(q.retry_limit, 3) AS retry_limit,
@@ -112,6 +114,33 @@ BEGIN
     -- closed on both sides so that a generic plan, which cannot see the values,
     -- still reads it from the primary key rather than the partition's whole backlog.
     v_to := CASE WHEN p_bounded THEN c.batch_end ELSE c.last_offset END;
+
+    -- Fast path: the ack names the next v_n messages from the cursor, in delivery
+    -- order (what clients send after a pop). Their sidecar hashes, sliced and
+    -- concatenated, then equal p_hashes byte for byte, and no join is needed: the
+    -- join below cost ~1 ms per 100-message ack, the largest share of PostgreSQL's
+    -- CPU when consuming. A transactionId repeated inside the span resolves here to
+    -- each of its own offsets (the join maps both to the lower one): the client
+    -- acked both messages.
+    IF v_n > 0 AND v_lo + v_n - 1 <= v_to THEN
+        SELECT string_agg(substring(t.hashes
+                                    FROM (GREATEST(v_lo, t.base_offset) - t.base_offset)::integer * 16 + 1
+                                    FOR (LEAST(v_lo + v_n - 1, t.end_offset) - GREATEST(v_lo, t.base_offset) + 1)::integer * 16),
+                          ''::bytea ORDER BY t.base_offset)
+          INTO v_span
+          FROM queen.log_txns t
+         WHERE t.partition_id = p_partition_id
+           AND t.base_offset >= v_from
+           AND t.base_offset <= v_lo + v_n - 1
+           AND t.end_offset >= v_lo;
+        IF v_span = p_hashes THEN
+            span_offsets := ARRAY(SELECT generate_series(v_lo, v_lo + v_n - 1));
+            below_cursor := array_fill(false, ARRAY[v_n]);
+            RETURN NEXT;
+            RETURN;
+        END IF;
+    END IF;
+
     SELECT array_agg(m.off ORDER BY n.idx) INTO span_offsets
       FROM queen.log_unnest_hashes(p_hashes) n
       LEFT JOIN (
@@ -122,6 +151,7 @@ BEGIN
              AND t.base_offset >= v_from
              AND t.base_offset <= v_to
              AND t.base_offset + o.idx >= v_lo
+             AND t.base_offset + o.idx <= v_to
            GROUP BY o.hash
       ) m ON m.hash = n.hash;
     below_cursor := array_fill(false, ARRAY[length(p_hashes) / 16]);
@@ -152,7 +182,10 @@ $$;
 CREATE OR REPLACE FUNCTION queen.log_ack_apply_v1(
     p_partition_id uuid, p_group text, p_committed bigint, p_release boolean, p_retry integer)
 RETURNS void
-LANGUAGE sql AS $$
+-- plpgsql, not sql: a sql function's UPDATE is planned again on every call (~0.25 ms),
+-- plpgsql keeps its plan for the session.
+LANGUAGE plpgsql AS $$
+BEGIN
     UPDATE queen.log_consumers c
        SET total_consumed = c.total_consumed + GREATEST(p_committed - c.committed, 0),
            committed = GREATEST(c.committed, p_committed),
@@ -163,7 +196,8 @@ LANGUAGE sql AS $$
                                     WHEN p_retry = -1 THEN 0 ELSE c.batch_retry_count END,
            attempt_offset = CASE WHEN p_retry = -1 THEN NULL ELSE c.attempt_offset END,
            attempt_count = CASE WHEN p_retry = -1 THEN 0 ELSE c.attempt_count END
-     WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
+     WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
+END;
 $$;
 
 -- Files the poison message of an ack group as a dead letter and moves the

@@ -81,6 +81,20 @@ class HotPathPlansIT {
                     }
                 }
             }
+            // Out of delivery order the in-order fast path does not apply and the hash join runs.
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT span_offsets FROM queen.log_ack_resolve_v1(?, ?, ?, ?, false)")) {
+                ps.setObject(1, target);
+                ps.setString(2, Tenants.QUEUE_MODE);
+                ps.setBytes(3, TxnHash.concat(List.of("target-2", "target-1")));
+                ps.setObject(4, Tenants.DEFAULT);
+                for (int i = 0; i < 10; i++) {
+                    try (ResultSet rs = ps.executeQuery()) {
+                        assertTrue(rs.next());
+                        assertEquals(List.of(2L, 1L), List.of((Long[]) rs.getArray(1).getArray()));
+                    }
+                }
+            }
             try (Statement st = c.createStatement();
                  ResultSet rs = st.executeQuery("SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables "
                          + "WHERE schemaname = 'queen' AND relname = 'log_txns'")) {
