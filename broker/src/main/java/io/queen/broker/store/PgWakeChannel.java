@@ -46,6 +46,12 @@ import java.util.logging.Logger;
  * pop is woken, since anything may have been missed meanwhile. Delivery is best effort; pops still
  * re-claim on their own backoff.
  *
+ * <p>A broker alone on its database sends nothing: the listener's application_name carries the
+ * broker id, and the sender looks (at most once a second) for another broker's listener in
+ * pg_stat_activity. Under load a lone broker otherwise sent a NOTIFY every tick for nobody. A
+ * broker that starts listening is noticed within a second; until then its parked pops rely on
+ * its own re-check, and its listener wakes all of them when it connects.
+ *
  * <p>Payload: {@code {"from":brokerId,"keys":[[tenant,queue,partition],...]}}.
  */
 public final class PgWakeChannel implements AutoCloseable {
@@ -62,6 +68,8 @@ public final class PgWakeChannel implements AutoCloseable {
     // A silently dropped connection (no RST) is noticed by this probe rather than by TCP keepalive.
     private static final long LISTENER_PROBE_MS = 15_000;
     private static final int SOCKET_TIMEOUT_S = 10;
+    private static final String LISTENER_NAME = "queen-wake-listener";
+    private static final long PEER_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private record Key(UUID tenant, String queue, String partition) {
     }
@@ -77,10 +85,15 @@ public final class PgWakeChannel implements AutoCloseable {
     private final String where;
     private final Set<Key> dirty = ConcurrentHashMap.newKeySet();
     private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong unsentAlone = new AtomicLong();
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong listenSessions = new AtomicLong();
     private final Thread sender;
     private final Thread listener;
+    /** This broker's listener session as other brokers see it; PostgreSQL keeps 63 bytes. */
+    private final String listenerName;
+    private boolean peersListening = true; // sender thread only
+    private long peersCheckedAt;
     private volatile boolean closed;
     private volatile boolean listening;
 
@@ -90,6 +103,8 @@ public final class PgWakeChannel implements AutoCloseable {
         this.brokerId = Objects.requireNonNull(brokerId, "brokerId");
         this.ownHead = "{\"from\":" + quote(brokerId) + ",\"keys\":[";
         this.where = settings.host() + ":" + settings.port() + "/" + settings.database();
+        this.listenerName = LISTENER_NAME + " " + brokerId;
+        this.peersCheckedAt = System.nanoTime() - PEER_CHECK_NANOS;
         this.sender = daemon("queen-wake-sender", this::sendLoop);
         this.listener = daemon("queen-wake-listener", this::listenLoop);
         sender.start();
@@ -115,6 +130,11 @@ public final class PgWakeChannel implements AutoCloseable {
     /** NOTIFY payloads sent to other brokers. */
     public long notificationsSent() {
         return sent.get();
+    }
+
+    /** Ticks whose keys were not sent because no other broker was listening. */
+    public long ticksUnsentAlone() {
+        return unsentAlone.get();
     }
 
     /** Notifications received from other brokers (our own echoes are not counted). */
@@ -162,6 +182,10 @@ public final class PgWakeChannel implements AutoCloseable {
                         conn = connect("queen-wake-sender");
                         LOG.fine(() -> "wake sender connected to " + where);
                     }
+                    if (!peersListening(conn)) {
+                        unsentAlone.incrementAndGet();
+                        continue;
+                    }
                     notifyAll(conn, payloads(batch));
                     backoff = BACKOFF_START_MS;
                 } catch (SQLException e) {
@@ -186,6 +210,44 @@ public final class PgWakeChannel implements AutoCloseable {
         } finally {
             closeQuietly(conn);
         }
+    }
+
+    /** Whether another broker's listener is connected to this database; re-asked at most once a second. */
+    private boolean peersListening(Connection conn) throws SQLException {
+        long now = System.nanoTime();
+        if (now - peersCheckedAt < PEER_CHECK_NANOS) {
+            return peersListening;
+        }
+        // application_name is visible to every role, unlike most of pg_stat_activity.
+        try (PreparedStatement ps = conn.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_stat_activity"
+                + " WHERE datname = current_database() AND application_name LIKE ? AND application_name <> ?)")) {
+            ps.setString(1, LISTENER_NAME + "%");
+            ps.setString(2, truncated(listenerName));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                boolean peers = rs.getBoolean(1);
+                if (peers != peersListening) {
+                    LOG.info(peers ? "another broker listens on " + where + ": sending wake notifications"
+                            : "no other broker listens on " + where + ": wake notifications paused");
+                }
+                peersListening = peers;
+            }
+        }
+        peersCheckedAt = now;
+        return peersListening;
+    }
+
+    /** What PostgreSQL keeps of an application_name: at most 63 bytes, never a split character. */
+    static String truncated(String name) {
+        byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length <= 63) {
+            return name;
+        }
+        int end = 63;
+        while (end > 0 && (bytes[end] & 0xC0) == 0x80) {
+            end--;
+        }
+        return new String(bytes, 0, end, StandardCharsets.UTF_8);
     }
 
     private List<Key> drainDirty() {
@@ -286,7 +348,7 @@ public final class PgWakeChannel implements AutoCloseable {
         while (!closed) {
             Connection conn = null;
             try {
-                conn = connect("queen-wake-listener");
+                conn = connect(listenerName);
                 try (Statement st = conn.createStatement()) {
                     st.execute("LISTEN " + CHANNEL);
                 }

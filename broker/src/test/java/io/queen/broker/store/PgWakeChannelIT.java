@@ -98,6 +98,47 @@ class PgWakeChannelIT {
     }
 
     @Test
+    void aBrokerAloneSendsNothingAndSendsAgainOnceAPeerListens() throws Exception {
+        channelB.close();
+        await().atMost(Duration.ofSeconds(10)).until(() -> wakeListeners() == 1);
+        // A re-asks at most once a second whether anyone else listens; keep publishing until it knows.
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
+            channelA.published(TENANT, "solo", "p");
+            return channelA.ticksUnsentAlone() > 0;
+        });
+        long sent = channelA.notificationsSent();
+        long unsent = channelA.ticksUnsentAlone();
+        for (int i = 0; i < 20; i++) {
+            channelA.published(TENANT, "solo", "p" + i);
+            Thread.sleep(10);
+        }
+        Thread.sleep(100);
+        assertEquals(sent, channelA.notificationsSent(), "NOTIFYs sent with no other broker listening");
+        assertTrue(channelA.ticksUnsentAlone() > unsent);
+
+        WakeHub hubC = new WakeHub();
+        try (PgWakeChannel channelC = new PgWakeChannel(db, hubC, "broker-c")) {
+            awaitListening(channelC, 1);
+            Parked onC = parkOn(hubC, "solo");
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
+                channelA.published(TENANT, "solo", "p");
+                return onC.woken().isDone();
+            });
+            assertTrue(onC.woken().get(), "the new peer was woken by A's NOTIFY");
+            assertTrue(channelC.notificationsReceived() >= 1);
+        }
+    }
+
+    private long wakeListeners() throws SQLException {
+        try (Connection admin = TestPostgres.admin(); Statement st = admin.createStatement();
+             ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = '" + db.database()
+                     + "' AND application_name LIKE 'queen-wake-listener%'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Test
     void theLocalHubIsSignalledAtOnce() throws Exception {
         Parked onA = parkOn(hubA, "orders");
         channelA.published(TENANT, "orders", "p1");
