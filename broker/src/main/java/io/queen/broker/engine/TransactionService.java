@@ -129,9 +129,11 @@ public final class TransactionService {
             for (int k = 0; k < res.size(); k++) {
                 AckService.Result r = res.get(k);
                 if (!r.success()) {
+                    // The reference says so in these words (clients match "rolled back"), e.g.
+                    // "invalid or expired lease; transaction rolled back".
                     return r.error().startsWith("unresolvable")
                             ? "QTXN ack references unknown transactionId; transaction rolled back"
-                            : r.error();
+                            : r.error() + "; transaction rolled back";
                 }
                 AckOp op = groupOps.get(k);
                 results[op.index()] = new OpResult(op.index(), "ack", r.transactionId(), null, null, false, r.dlq());

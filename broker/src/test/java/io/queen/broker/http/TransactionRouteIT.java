@@ -95,7 +95,7 @@ class TransactionRouteIT {
         Reply r = http.post("/api/v1/transaction", "{\"operations\":[" + ackOp(pop, "completed")
                 + ",{\"type\":\"push\",\"queue\":\"tx_lease_out\",\"payload\":1}]}");
         assertFalse(r.json().get("success").asBoolean());
-        assertEquals("invalid or expired lease", r.json().get("error").asText());
+        assertEquals("invalid or expired lease; transaction rolled back", r.json().get("error").asText());
         assertEquals(204, http.get("/api/v1/pop/queue/tx_lease_out").status());
     }
 
