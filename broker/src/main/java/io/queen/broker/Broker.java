@@ -37,6 +37,8 @@ import io.queen.broker.store.PgWakeChannel;
 import io.queen.broker.store.SchemaApplier;
 
 import java.time.Duration;
+import java.util.UUID;
+import java.util.function.BiConsumer;
 import java.util.logging.Logger;
 
 /**
@@ -135,11 +137,12 @@ public final class Broker implements AutoCloseable {
                     PushService push, PopService pop, AckService ack,
                     TransactionService transactions, DataHttpService.PopDefaults popDefaults,
                     DeadLetterService deadLetters, SeekService seeks, BrokerMetrics metrics,
-                    MaintenanceSwitches switches, PushSpool spool) {
+                    MaintenanceSwitches switches, PushSpool spool, BiConsumer<UUID, String> queueChanged) {
         static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
                                PgWakeChannel channel) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
             QueueCatalog catalog = new QueueCatalog();
+            channel.onQueueChanged(catalog::evict);
             PushService push = new PushService(database, catalog, cipher, channel::published,
                     settings.engine().zstdLevel());
             AckService ack = new AckService(database, channel::published);
@@ -154,7 +157,8 @@ public final class Broker implements AutoCloseable {
                     new SeekService(database, channel::published),
                     new BrokerMetrics(),
                     switches,
-                    new PushSpool(maintenance, push::push, switches::pushPaused));
+                    new PushSpool(maintenance, push::push, switches::pushPaused),
+                    channel::queueChanged);
         }
     }
 
@@ -169,7 +173,8 @@ public final class Broker implements AutoCloseable {
         // Management plane (api-management.md): one registration per service, below this line.
         routing.register("/api/v1", new SystemHttpService(s.switches(), s.spool(), new TenantPurge(s.database())));
         routing.register("/api/v1", new io.queen.broker.http.QueueHttpService(new io.queen.broker.engine.QueueAdminService(
-                s.database(), s.catalog(), io.queen.broker.engine.QueueAdminService.DEFAULT_SAFE_FLOOR_SECONDS), tenancy));
+                s.database(), s.catalog(), s.queueChanged(),
+                io.queen.broker.engine.QueueAdminService.DEFAULT_SAFE_FLOOR_SECONDS), tenancy));
         routing.register("/api/v1", new io.queen.broker.http.ConsumerGroupAdminHttpService(
                 new io.queen.broker.engine.ConsumerGroupAdminService(s.database(), s.pop(), s.published()), tenancy));
         routing.register("/api/v1", new io.queen.broker.http.MessagesHttpService(

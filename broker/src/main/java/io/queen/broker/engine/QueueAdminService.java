@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.BiConsumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -51,12 +52,18 @@ public final class QueueAdminService {
 
     private final Database database;
     private final QueueCatalog catalog;
+    private final BiConsumer<UUID, String> announceChange;
     private final int safeFloorSeconds;
 
-    /** @param safeFloorSeconds the degraded safeTime floor of partition discovery */
-    public QueueAdminService(Database database, QueueCatalog catalog, int safeFloorSeconds) {
+    /**
+     * @param announceChange tells other brokers a queue's options changed or it is gone (they cache them)
+     * @param safeFloorSeconds the degraded safeTime floor of partition discovery
+     */
+    public QueueAdminService(Database database, QueueCatalog catalog, BiConsumer<UUID, String> announceChange,
+                             int safeFloorSeconds) {
         this.database = database;
         this.catalog = catalog;
+        this.announceChange = announceChange;
         this.safeFloorSeconds = safeFloorSeconds;
     }
 
@@ -77,6 +84,7 @@ public final class QueueAdminService {
             return new Configured(body, true);
         }
         catalog.evict(tenant, queue);
+        announceChange.accept(tenant, queue);
         LOG.info(() -> "configured queue '" + queue + "' (tenant " + tenant + ", " + (replace ? "replace" : "merge")
                 + "): " + body.get("options"));
         return new Configured(body, false);
@@ -89,6 +97,7 @@ public final class QueueAdminService {
             body = parse(QueueAdminStore.deleteQueue(c, tenant, queue));
         }
         catalog.evict(tenant, queue);
+        announceChange.accept(tenant, queue);
         boolean existed = body.path("existed").asBoolean(false);
         if (existed) {
             LOG.info(() -> "deleted queue '" + queue + "' (tenant " + tenant + ") with all its partitions and messages");

@@ -14,8 +14,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * trip per request.
  *
  * <p>Two levels, because they go stale differently. A queue's entry (id and options) expires after
- * {@link #TTL_NANOS}, so a queue reconfigured elsewhere is seen within seconds; one refresh serves
- * every partition of the queue. A partition's id never changes while it exists, so it is kept
+ * {@link #TTL_NANOS}, so a queue reconfigured elsewhere is seen within seconds even if the other
+ * broker's notification (PgWakeChannel's config entries, which evict at once) was lost; one refresh
+ * serves every partition of the queue. A partition's id never changes while it exists, so it is kept
  * until the queue's id changes (deleted and re-created) or a caller evicts the queue after the
  * write path reported a partition missing. Without this split, a queue with 10,000 partitions
  * re-provisioned each of them every few seconds.

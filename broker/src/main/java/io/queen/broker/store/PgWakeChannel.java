@@ -32,6 +32,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -52,7 +53,11 @@ import java.util.logging.Logger;
  * broker that starts listening is noticed within a second; until then its parked pops rely on
  * its own re-check, and its listener wakes all of them when it connects.
  *
- * <p>Payload: {@code {"from":brokerId,"keys":[[tenant,queue,partition],...]}}.
+ * <p>Queue option changes travel the same way, so another broker drops its cached options (encryption,
+ * dedup window) at once instead of after the catalog's TTL.
+ *
+ * <p>Payload: {@code {"from":brokerId,"keys":[[tenant,queue,partition],...]}}, or
+ * {@code {"from":brokerId,"keys":[],"config":[[tenant,queue],...]}} for changed queue options.
  */
 public final class PgWakeChannel implements AutoCloseable {
     public static final String CHANNEL = "queen_wake";
@@ -84,6 +89,8 @@ public final class PgWakeChannel implements AutoCloseable {
     private final String ownHead;
     private final String where;
     private final Set<Key> dirty = ConcurrentHashMap.newKeySet();
+    private final Set<QueueOf> changedQueues = ConcurrentHashMap.newKeySet();
+    private volatile BiConsumer<UUID, String> onQueueChanged = (tenant, queue) -> { };
     private final AtomicLong sent = new AtomicLong();
     private final AtomicLong unsentAlone = new AtomicLong();
     private final AtomicLong received = new AtomicLong();
@@ -122,6 +129,18 @@ public final class PgWakeChannel implements AutoCloseable {
         if (!closed) {
             dirty.add(new Key(tenant, queue, partition));
         }
+    }
+
+    /** A queue's options changed here: other brokers drop what they cached of it on the next tick. */
+    public void queueChanged(UUID tenant, String queue) {
+        if (!closed) {
+            changedQueues.add(new QueueOf(tenant, queue));
+        }
+    }
+
+    /** What to do when another broker reports a queue's options changed. */
+    public void onQueueChanged(BiConsumer<UUID, String> action) {
+        this.onQueueChanged = Objects.requireNonNull(action, "action");
     }
 
     /** Partitions named per queue in one tick's notifications. */
@@ -173,10 +192,11 @@ public final class PgWakeChannel implements AutoCloseable {
         try {
             while (!closed) {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(TICK_MS));
-                if (dirty.isEmpty()) {
+                if (dirty.isEmpty() && changedQueues.isEmpty()) {
                     continue;
                 }
                 List<Key> batch = drainDirty();
+                List<QueueOf> changed = drain(changedQueues);
                 try {
                     if (conn == null) {
                         conn = connect("queen-wake-sender");
@@ -186,7 +206,9 @@ public final class PgWakeChannel implements AutoCloseable {
                         unsentAlone.incrementAndGet();
                         continue;
                     }
-                    notifyAll(conn, payloads(batch));
+                    List<String> payloads = payloads(batch);
+                    payloads.addAll(configPayloads(changed));
+                    notifyAll(conn, payloads);
                     backoff = BACKOFF_START_MS;
                 } catch (SQLException e) {
                     if (conn != null && stillUsable(conn)) {
@@ -197,6 +219,7 @@ public final class PgWakeChannel implements AutoCloseable {
                     }
                     // Sent again once reconnected: a broker whose listener stayed up would miss them.
                     dirty.addAll(batch);
+                    changedQueues.addAll(changed);
                     LOG.warning("wake sender lost PostgreSQL at " + where + " (" + e.getMessage() + "); retrying in ~"
                             + backoff + " ms");
                     closeQuietly(conn);
@@ -204,7 +227,8 @@ public final class PgWakeChannel implements AutoCloseable {
                     pause(jittered(backoff));
                     backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
                 } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "wake sender failed a tick for " + batch.size() + " keys on " + where, e);
+                    LOG.log(Level.WARNING, "wake sender failed a tick for " + batch.size() + " keys and " + changed.size()
+                            + " changed queues on " + where, e);
                 }
             }
         } finally {
@@ -251,10 +275,14 @@ public final class PgWakeChannel implements AutoCloseable {
     }
 
     private List<Key> drainDirty() {
-        List<Key> batch = new ArrayList<>();
-        for (Iterator<Key> it = dirty.iterator(); it.hasNext(); ) {
+        return drain(dirty);
+    }
+
+    private static <T> List<T> drain(Set<T> set) {
+        List<T> batch = new ArrayList<>();
+        for (Iterator<T> it = set.iterator(); it.hasNext(); ) {
             batch.add(it.next());
-            it.remove(); // A key added again after this is sent on the next tick.
+            it.remove(); // An entry added again after this is sent on the next tick.
         }
         return batch;
     }
@@ -286,11 +314,7 @@ public final class PgWakeChannel implements AutoCloseable {
         for (Key k : keys) {
             byQueue.computeIfAbsent(new QueueOf(k.tenant(), k.queue()), q -> new ArrayList<>()).add(k);
         }
-        String tail = "]}";
-        int frame = utf8Length(ownHead) + utf8Length(tail);
-        List<String> out = new ArrayList<>();
-        StringBuilder body = new StringBuilder();
-        int bodyBytes = 0;
+        List<String> entries = new ArrayList<>();
         for (List<Key> queueKeys : byQueue.values()) {
             if (queueKeys.size() > MAX_PARTITIONS_PER_QUEUE) {
                 Key any = queueKeys.getFirst();
@@ -300,38 +324,55 @@ public final class PgWakeChannel implements AutoCloseable {
                 queueKeys = newest;
             }
             for (Key k : queueKeys) {
-                String json = keyJson(k);
-                int bytes = utf8Length(json);
-                if (frame + bytes > MAX_PAYLOAD_BYTES) {
-                    LOG.warning("wake key too long for NOTIFY, other brokers will not be woken for queue " + k.queue()
-                            + " partition " + k.partition() + " (" + bytes + " bytes)");
-                    continue;
-                }
-                int separator = body.isEmpty() ? 0 : 1;
-                if (frame + bodyBytes + separator + bytes > MAX_PAYLOAD_BYTES) {
-                    out.add(ownHead + body + tail);
-                    body.setLength(0);
-                    bodyBytes = 0;
-                    separator = 0;
-                }
-                if (separator == 1) {
-                    body.append(',');
-                }
-                body.append(json);
-                bodyBytes += separator + bytes;
+                ArrayNode a = JsonNodeFactory.instance.arrayNode(3);
+                entries.add(a.add(k.tenant().toString()).add(k.queue()).add(k.partition()).toString());
             }
         }
+        return chunk(ownHead, entries, "]}");
+    }
+
+    /** Changed queues as payloads under the NOTIFY limit, after an empty key list (older receivers require it). */
+    List<String> configPayloads(List<QueueOf> queues) {
+        List<String> entries = new ArrayList<>();
+        for (QueueOf q : queues) {
+            ArrayNode a = JsonNodeFactory.instance.arrayNode(2);
+            entries.add(a.add(q.tenant().toString()).add(q.queue()).toString());
+        }
+        return chunk(ownHead + "],\"config\":[", entries, "]}");
+    }
+
+    /** {@code head + entries joined by commas + tail}, split into as few payloads under the limit as fit. */
+    private static List<String> chunk(String head, List<String> entries, String tail) {
+        int frame = utf8Length(head) + utf8Length(tail);
+        List<String> out = new ArrayList<>();
+        StringBuilder body = new StringBuilder();
+        int bodyBytes = 0;
+        for (String json : entries) {
+            int bytes = utf8Length(json);
+            if (frame + bytes > MAX_PAYLOAD_BYTES) {
+                LOG.warning("wake entry too long for NOTIFY (" + bytes + " bytes), other brokers will not hear of it: "
+                        + abbreviate(json));
+                continue;
+            }
+            int separator = body.isEmpty() ? 0 : 1;
+            if (frame + bodyBytes + separator + bytes > MAX_PAYLOAD_BYTES) {
+                out.add(head + body + tail);
+                body.setLength(0);
+                bodyBytes = 0;
+                separator = 0;
+            }
+            if (separator == 1) {
+                body.append(',');
+            }
+            body.append(json);
+            bodyBytes += separator + bytes;
+        }
         if (!body.isEmpty()) {
-            out.add(ownHead + body + tail);
+            out.add(head + body + tail);
         }
         return out;
     }
 
-    private static String keyJson(Key k) {
-        ArrayNode a = JsonNodeFactory.instance.arrayNode(3);
-        a.add(k.tenant().toString()).add(k.queue()).add(k.partition());
-        return a.toString();
-    }
 
     private static String quote(String s) {
         return JsonNodeFactory.instance.textNode(s).toString();
@@ -408,6 +449,7 @@ public final class PgWakeChannel implements AutoCloseable {
             return;
         }
         Map<QueueOf, List<String>> wakes = new HashMap<>();
+        List<QueueOf> changed = new ArrayList<>();
         try {
             JsonNode root = MAPPER.readTree(payload);
             if (root == null || !root.path("from").isTextual() || !root.path("keys").isArray()) {
@@ -424,12 +466,19 @@ public final class PgWakeChannel implements AutoCloseable {
                 JsonNode partition = key.get(2);
                 wakes.computeIfAbsent(queue, q -> new ArrayList<>()).add(partition.isNull() ? null : partition.asText());
             }
+            for (JsonNode entry : root.path("config")) {
+                if (!entry.isArray() || entry.size() != 2 || !entry.get(0).isTextual() || !entry.get(1).isTextual()) {
+                    throw new IllegalArgumentException("bad config entry " + entry);
+                }
+                changed.add(new QueueOf(UUID.fromString(entry.get(0).asText()), entry.get(1).asText()));
+            }
         } catch (Exception e) {
             LOG.warning("skipping malformed wake notification on " + where + ": " + firstLine(e.getMessage())
                     + "; payload=" + abbreviate(payload));
             return;
         }
         received.incrementAndGet();
+        changed.forEach(q -> onQueueChanged.accept(q.tenant(), q.queue()));
         wakes.forEach((queue, partitions) -> partitions.forEach(p -> hub.signal(queue.tenant(), queue.queue(), p)));
     }
 

@@ -9,7 +9,10 @@ import io.queen.broker.support.TestPostgres;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
+import io.queen.broker.engine.segment.SegmentCodec;
+
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -40,6 +43,31 @@ class MultiBrokerIT {
             assertEquals("hi", r.json().get("messages").get(0).get("data").asText());
             // Without a cross-broker wake the pop would only see it at its next idle re-check (1 s).
             assertTrue(ms < 5_000, "woken after " + ms + " ms");
+        }
+    }
+
+    @Test
+    void encryptionConfiguredOnOneBrokerIsUsedByTheNextPushOnAnother() throws Exception {
+        String key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+        DatabaseSettings db = TestPostgres.freshDatabase("config_across");
+        try (Broker a = BrokerFixture.start(db, Map.of("QUEEN_ENCRYPTION_KEY", key));
+             Broker b = BrokerFixture.start(db, Map.of("QUEEN_ENCRYPTION_KEY", key))) {
+            HttpProbe onA = new HttpProbe(a.port());
+            HttpProbe onB = new HttpProbe(b.port());
+            // B caches the queue's options (no encryption) with this push; the cache lives 5 s.
+            assertEquals(201, onB.post("/api/v1/push", "{\"items\":[{\"queue\":\"cfg\",\"payload\":{\"n\":1}}]}").status());
+            assertEquals(200, onA.post("/api/v1/configure",
+                    "{\"queue\":\"cfg\",\"options\":{\"encryptionEnabled\":true}}").status());
+            // Well inside the cache's lifetime: only A's notification can have told B.
+            Thread.sleep(500);
+            assertEquals(201, onB.post("/api/v1/push", "{\"items\":[{\"queue\":\"cfg\",\"payload\":{\"n\":2}}]}").status());
+            try (Connection c = TestPostgres.connect(db); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT s.blob FROM queen.log_segments s ORDER BY s.base_offset")) {
+                assertTrue(rs.next());
+                assertFalse(SegmentCodec.decode(rs.getBytes(1)).get(0).encrypted(), "pushed before the change");
+                assertTrue(rs.next());
+                assertTrue(SegmentCodec.decode(rs.getBytes(1)).get(0).encrypted(), "pushed on B after A configured");
+            }
         }
     }
 

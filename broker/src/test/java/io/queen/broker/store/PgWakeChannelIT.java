@@ -139,6 +139,22 @@ class PgWakeChannelIT {
     }
 
     @Test
+    void aQueueConfiguredOnOneBrokerIsDroppedFromTheOthersCaches() throws Exception {
+        var onB = new java.util.concurrent.LinkedBlockingQueue<String>();
+        var onA = new java.util.concurrent.LinkedBlockingQueue<String>();
+        channelB.onQueueChanged((tenant, queue) -> onB.add(tenant + "/" + queue));
+        channelA.onQueueChanged((tenant, queue) -> onA.add(tenant + "/" + queue));
+        channelA.queueChanged(TENANT, "orders");
+        channelA.queueChanged(TENANT, "é-queue");
+        List<String> heard = new java.util.ArrayList<>();
+        heard.add(onB.poll(5, TimeUnit.SECONDS));
+        heard.add(onB.poll(5, TimeUnit.SECONDS));
+        assertEquals(java.util.Set.of(TENANT + "/orders", TENANT + "/é-queue"), java.util.Set.copyOf(heard));
+        Thread.sleep(100);
+        assertTrue(onA.isEmpty(), "a broker does not act on its own announcements");
+    }
+
+    @Test
     void theLocalHubIsSignalledAtOnce() throws Exception {
         Parked onA = parkOn(hubA, "orders");
         channelA.published(TENANT, "orders", "p1");
