@@ -89,23 +89,18 @@ public final class DataHttpService implements HttpService {
 
     /** The per-item results, written straight to bytes (no tree: a 100-item push is answered often). */
     static byte[] renderPushResults(List<PushService.Result> results) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(64 + results.size() * 160);
-        try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
-            g.writeStartArray();
-            for (PushService.Result r : results) {
-                g.writeStartObject();
-                g.writeNumberField("index", r.index());
-                g.writeStringField("message_id", r.messageId().toString());
-                g.writeStringField("transaction_id", r.transactionId());
-                g.writeStringField("queueName", r.queueName());
-                g.writeStringField("status", r.status());
-                g.writeEndObject();
-            }
-            g.writeEndArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        JsonBytes out = new JsonBytes(64 + results.size() * 160);
+        out.raw("[");
+        for (int i = 0; i < results.size(); i++) {
+            PushService.Result r = results.get(i);
+            out.raw(i == 0 ? "{\"index\":" : ",{\"index\":").number(r.index())
+                    .raw(",\"message_id\":").uuid(r.messageId())
+                    .raw(",\"transaction_id\":").string(r.transactionId())
+                    .raw(",\"queueName\":").string(r.queueName())
+                    .raw(",\"status\":").string(r.status())
+                    .raw("}");
         }
-        return out.toByteArray();
+        return out.raw("]").toByteArray();
     }
 
     /** @param payload the item's payload exactly as sent, or null when the item has none */
@@ -231,49 +226,43 @@ public final class DataHttpService implements HttpService {
         res.send(render(r));
     }
 
-    /** Streams the pop body with each payload spliced verbatim (no re-parse of message data). */
+    /** The pop body with each payload spliced verbatim (no re-parse of message data). */
     static byte[] render(PopService.Result r) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + r.messages().size() * 512);
-        try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
-            g.writeStartObject();
-            g.writeBooleanField("success", true);
-            g.writeStringField("queue", r.queue());
-            g.writeStringField("partition", r.partition());
-            g.writeStringField("partitionId", r.partitionId().toString());
-            g.writeStringField("leaseId", r.leaseId());
-            g.writeStringField("consumerGroup", r.consumerGroup());
-            g.writeArrayFieldStart("messages");
-            for (PopService.Message m : r.messages()) {
-                g.writeStartObject();
-                g.writeStringField("id", m.id().toString());
-                g.writeStringField("transactionId", m.transactionId());
-                g.writeStringField("traceId", m.traceId() == null ? null : m.traceId().toString());
-                g.writeFieldName("data");
-                if (m.data().length == 0) {
-                    g.writeNull();
-                } else {
-                    // The payload is stored as the JSON the producer sent: copy its bytes as they are.
-                    // An empty raw value makes the generator emit the ':' and count a value written.
-                    g.writeRawValue("");
-                    g.flush();
-                    out.write(m.data(), 0, m.data().length);
-                }
-                g.writeStringField("producerSub", m.producerSub());
-                g.writeStringField("createdAt", Wire.timestamp(m.createdAt()));
-                g.writeStringField("partitionId", m.partitionId().toString());
-                g.writeStringField("partition", m.partition());
-                g.writeStringField("leaseId", r.leaseId());
-                g.writeStringField("consumerGroup", r.consumerGroup());
-                g.writeNumberField("deliveryAttempt", m.deliveryAttempt());
-                g.writeEndObject();
+        JsonBytes out = new JsonBytes(256 + r.messages().size() * 512);
+        out.raw("{\"success\":true,\"queue\":").string(r.queue())
+                .raw(",\"partition\":").string(r.partition())
+                .raw(",\"partitionId\":").uuid(r.partitionId())
+                .raw(",\"leaseId\":").string(r.leaseId())
+                .raw(",\"consumerGroup\":").string(r.consumerGroup())
+                .raw(",\"messages\":[");
+        // Messages of one segment share their creation time: format it once per run of equal instants.
+        java.time.Instant lastCreated = null;
+        String lastCreatedText = null;
+        for (int i = 0; i < r.messages().size(); i++) {
+            PopService.Message m = r.messages().get(i);
+            if (lastCreated == null || !lastCreated.equals(m.createdAt())) {
+                lastCreated = m.createdAt();
+                lastCreatedText = Wire.timestamp(lastCreated);
             }
-            g.writeEndArray();
-            g.writeNumberField("partitionsClaimed", r.partitionsClaimed());
-            g.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            out.raw(i == 0 ? "{\"id\":" : ",{\"id\":").uuid(m.id())
+                    .raw(",\"transactionId\":").string(m.transactionId())
+                    .raw(",\"traceId\":").uuid(m.traceId())
+                    .raw(",\"data\":");
+            if (m.data().length == 0) {
+                out.raw("null");
+            } else {
+                out.raw(m.data()); // stored as the JSON the producer sent: its bytes as they are
+            }
+            out.raw(",\"producerSub\":").string(m.producerSub())
+                    .raw(",\"createdAt\":").string(lastCreatedText)
+                    .raw(",\"partitionId\":").uuid(m.partitionId())
+                    .raw(",\"partition\":").string(m.partition())
+                    .raw(",\"leaseId\":").string(r.leaseId())
+                    .raw(",\"consumerGroup\":").string(r.consumerGroup())
+                    .raw(",\"deliveryAttempt\":").number(m.deliveryAttempt())
+                    .raw("}");
         }
-        return out.toByteArray();
+        return out.raw("],\"partitionsClaimed\":").number(r.partitionsClaimed()).raw("}").toByteArray();
     }
 
     // ---------------------------------------------------------------- ack
