@@ -1,6 +1,5 @@
 package io.queen.broker.http;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -20,9 +19,6 @@ import io.queen.broker.engine.PushSpool;
 import io.queen.broker.engine.Tenants;
 import io.queen.broker.store.LogStore;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -236,7 +232,7 @@ public final class DataHttpService implements HttpService {
                 .raw(",\"consumerGroup\":").string(r.consumerGroup())
                 .raw(",\"messages\":[");
         // Messages of one segment share their creation time: format it once per run of equal instants.
-        java.time.Instant lastCreated = null;
+        Instant lastCreated = null;
         String lastCreatedText = null;
         for (int i = 0; i < r.messages().size(); i++) {
             PopService.Message m = r.messages().get(i);

@@ -2,6 +2,7 @@ package io.queen.broker.http;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.UUID;
 
@@ -12,7 +13,7 @@ import java.util.UUID;
  * anything else is escaped by Jackson's own encoder, so the output is the same.
  */
 final class JsonBytes {
-    private static final byte[] HEX = "0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NULL = {'n', 'u', 'l', 'l'};
 
     private byte[] buf;
@@ -99,10 +100,6 @@ final class JsonBytes {
 
     JsonBytes number(long n) {
         return raw(Long.toString(n));
-    }
-
-    JsonBytes bool(boolean b) {
-        return raw(b ? "true" : "false");
     }
 
     byte[] toByteArray() {

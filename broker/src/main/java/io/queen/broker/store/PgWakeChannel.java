@@ -195,7 +195,7 @@ public final class PgWakeChannel implements AutoCloseable {
                 if (dirty.isEmpty() && changedQueues.isEmpty()) {
                     continue;
                 }
-                List<Key> batch = drainDirty();
+                List<Key> batch = drain(dirty);
                 List<QueueOf> changed = drain(changedQueues);
                 try {
                     if (conn == null) {
@@ -272,10 +272,6 @@ public final class PgWakeChannel implements AutoCloseable {
             end--;
         }
         return new String(bytes, 0, end, StandardCharsets.UTF_8);
-    }
-
-    private List<Key> drainDirty() {
-        return drain(dirty);
     }
 
     private static <T> List<T> drain(Set<T> set) {

@@ -8,9 +8,9 @@ import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;

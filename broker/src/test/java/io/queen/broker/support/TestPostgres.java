@@ -10,8 +10,8 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,7 +69,10 @@ public final class TestPostgres {
     }
 
     public static Connection admin() throws SQLException {
-        Server s = server();
+        return admin(server());
+    }
+
+    private static Connection admin(Server s) throws SQLException {
         return DriverManager.getConnection(s.jdbcUrl(s.adminDatabase()), s.user(), s.password());
     }
 
@@ -118,7 +121,7 @@ public final class TestPostgres {
     /** Test databases whose creating JVM is gone (killed before its shutdown hook ran). */
     private static void dropOrphans(Server s) {
         List<String> orphans = new ArrayList<>();
-        try (Connection c = DriverManager.getConnection(s.jdbcUrl(s.adminDatabase()), s.user(), s.password());
+        try (Connection c = admin(s);
              Statement st = c.createStatement();
              ResultSet rs = st.executeQuery("SELECT datname FROM pg_database WHERE datname LIKE 't\\_%'")) {
             while (rs.next()) {
@@ -138,8 +141,7 @@ public final class TestPostgres {
     }
 
     private static void drop(Server s, List<String> names) {
-        try (Connection c = DriverManager.getConnection(s.jdbcUrl(s.adminDatabase()), s.user(), s.password());
-             Statement st = c.createStatement()) {
+        try (Connection c = admin(s); Statement st = c.createStatement()) {
             for (String name : names) {
                 // FORCE: a broker of the test may still hold pooled connections at exit.
                 st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
