@@ -29,7 +29,10 @@ final class ReportTable {
         row(sb, "broker peak RSS MB", results, r -> String.format("%,.0f", r.brokerPeakRssMb()));
         row(sb, "CPU s broker/client/wall", results, r -> String.format("%.0f/%.0f/%.0f", r.cpu().brokerSeconds(),
                 r.cpu().clientSeconds(), r.cpu().wallSeconds()));
+        row(sb, "push CPU us/msg broker/PG/client", results, r -> cpu(r.pushCpu()));
         row(sb, "raw PostgreSQL ceiling msg/s", results, r -> rate(r.ceiling().messagesPerSecond()));
+        row(sb, "ceiling CPU us/msg PG/client", results, r -> micros(r.ceilingCpu().postgres()) + "/"
+                + micros(r.ceilingCpu().client()));
         row(sb, "push / ceiling", results, r -> String.format("%.0f%%", 100 * r.pushToCeiling()));
         row(sb, "issues", results, ReportTable::issues);
         if (results.size() > 1) {
@@ -72,6 +75,15 @@ final class ReportTable {
             sb.append(ackFailures).append("ackf ");
         }
         return sb.isEmpty() ? "none" : sb.toString().trim();
+    }
+
+    /** "-" for a party not measured here. */
+    private static String cpu(CpuMeter.PerMessage m) {
+        return String.format("%s/%s/%s", micros(m.broker()), micros(m.postgres()), micros(m.client()));
+    }
+
+    private static String micros(double us) {
+        return Double.isNaN(us) ? "-" : String.format("%.1f", us);
     }
 
     private static String rate(double perSecond) {

@@ -55,6 +55,7 @@ final class Scenario {
             ScenarioResult.LatencyRun latency = null;
             double rss;
             ScenarioResult.CpuUse cpu;
+            CpuMeter.PerMessage pushCpu;
             try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log);
                  BrokerHttp http = new BrokerHttp(broker.baseUri())) {
                 say("broker pid " + broker.pid() + " at " + broker.baseUri() + ", database " + db.name()
@@ -64,7 +65,11 @@ final class Scenario {
                 double brokerCpu = broker.cpuSeconds();
                 double clientCpu = clientCpuSeconds();
                 long wallStart = System.nanoTime();
+                CpuMeter meter = new CpuMeter(broker.pid(), CpuMeter.isLocal(db.host()));
+                CpuMeter.Sample beforePush = meter.sample();
                 push = push(http);
+                pushCpu = CpuMeter.PerMessage.between(beforePush, meter.sample(), push.messages());
+                say("push CPU: " + pushCpu.describe());
                 consume = consume(http, push);
                 if (options.latencyMessages() > 0) {
                     settle(db);
@@ -76,8 +81,14 @@ final class Scenario {
                 say(String.format("broker peak RSS %.0f MB; CPU over these phases: broker %.0f s, bench client %.0f s, "
                         + "in %.0f s of wall time", rss, cpu.brokerSeconds(), cpu.clientSeconds(), cpu.wallSeconds()));
             }
-            CeilingPhase.Outcome ceiling = ceiling(db);
-            return new ScenarioResult(partitions, push, consume, latency, rss, cpu, ceiling);
+            CpuMeter ceilingMeter = new CpuMeter(0, CpuMeter.isLocal(db.host()));
+            CpuMeter.Sample[] ceilingCpu = new CpuMeter.Sample[2];
+            CeilingPhase.Outcome ceiling = ceiling(db, ceilingMeter, ceilingCpu);
+            CpuMeter.PerMessage ceilingPerMessage = CpuMeter.PerMessage.between(ceilingCpu[0], ceilingCpu[1],
+                    CEILING_RUNS * ceiling.messages());
+            say("raw PG ceiling CPU: " + ceilingPerMessage.describe());
+            return new ScenarioResult(partitions, push, consume, latency, rss, cpu, ceiling, pushCpu,
+                    ceilingPerMessage);
         } finally {
             pg.dropDatabase(db);
         }
@@ -267,9 +278,11 @@ final class Scenario {
 
     /**
      * The ceiling takes well under a second, so one run is at the mercy of a single stall: it runs
-     * {@value #CEILING_RUNS} times (after a warm-up run) and reports the median.
+     * {@value #CEILING_RUNS} times (after a warm-up run) and reports the median. {@code cpu} receives
+     * the CPU samples around the measured runs.
      */
-    private CeilingPhase.Outcome ceiling(PgServer.Database db) throws SQLException, InterruptedException {
+    private CeilingPhase.Outcome ceiling(PgServer.Database db, CpuMeter meter, CpuMeter.Sample[] cpu)
+            throws SQLException, InterruptedException {
         long warmSegments = Math.min(options.warmupMessages(), options.messages()) / options.batch();
         if (warmSegments > 0) {
             try (Progress progress = new Progress(label + " raw PG ceiling warm-up", warmSegments * options.batch())) {
@@ -277,12 +290,14 @@ final class Scenario {
             }
         }
         List<CeilingPhase.Outcome> runs = new ArrayList<>();
+        cpu[0] = meter.sample(); // over all measured runs (table setup included: small next to the inserts)
         for (int i = 1; i <= CEILING_RUNS; i++) {
             try (Progress progress = new Progress(label + " raw PG ceiling " + i, options.messages())) {
                 runs.add(CeilingPhase.run(db, partitions, options.requests(), options.batch(), options.producers(),
                         payloads, progress));
             }
         }
+        cpu[1] = meter.sample();
         runs.sort(Comparator.comparingDouble(CeilingPhase.Outcome::messagesPerSecond));
         CeilingPhase.Outcome median = runs.get(runs.size() / 2);
         say(String.format("raw PG ceiling: %,d messages in %.2f s = %,.0f msg/s (median of %s msg/s)",

@@ -1,8 +1,13 @@
 package io.queen.bench;
 
-/** The figures of one partition count; {@code latency} is null when the latency run is switched off. */
+/**
+ * The figures of one partition count; {@code latency} is null when the latency run is switched off.
+ * {@code pushCpu} and {@code ceilingCpu} are each party's CPU per message in the push phase and over
+ * the ceiling's measured runs.
+ */
 record ScenarioResult(int partitions, PushPhase.Outcome push, ConsumePhase.Outcome consume, LatencyRun latency,
-                      double brokerPeakRssMb, CpuUse cpu, CeilingPhase.Outcome ceiling) {
+                      double brokerPeakRssMb, CpuUse cpu, CeilingPhase.Outcome ceiling,
+                      CpuMeter.PerMessage pushCpu, CpuMeter.PerMessage ceilingCpu) {
 
     /** CPU seconds of the broker and of this benchmark's JVM over the broker phases, and their wall time. */
     record CpuUse(double brokerSeconds, double clientSeconds, double wallSeconds) {

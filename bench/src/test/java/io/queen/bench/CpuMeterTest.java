@@ -1,0 +1,54 @@
+package io.queen.bench;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class CpuMeterTest {
+    @Test
+    void theClientsCpuGrowsByTheWorkDone() {
+        CpuMeter meter = new CpuMeter(0, false);
+        CpuMeter.Sample before = meter.sample();
+        long end = System.nanoTime() + 300_000_000L;
+        long spin = 0;
+        while (System.nanoTime() < end) {
+            spin++;
+        }
+        CpuMeter.Sample after = meter.sample();
+        assertTrue(spin > 0);
+        // 300 ms of spinning, measured in 10 ms ticks on a possibly busy machine.
+        assertTrue(after.client() - before.client() >= 0.1, before + " -> " + after);
+        assertTrue(Double.isNaN(after.broker()), "no broker pid given");
+        assertTrue(Double.isNaN(after.postgres()), "PostgreSQL elsewhere is not measured");
+    }
+
+    @Test
+    void aBrokerPidIsMeasuredLikeAnyProcess() {
+        CpuMeter.Sample s = new CpuMeter(ProcessHandle.current().pid(), false).sample();
+        assertFalse(Double.isNaN(s.broker()));
+        assertTrue(s.broker() > 0);
+    }
+
+    @Test
+    void perMessageFiguresAreMicrosecondsAndLeaveOutWhatWasNotMeasured() {
+        var before = new CpuMeter.Sample(1.0, Double.NaN, 2.0);
+        var after = new CpuMeter.Sample(3.0, Double.NaN, 2.5);
+        CpuMeter.PerMessage m = CpuMeter.PerMessage.between(before, after, 100_000);
+        assertEquals(20.0, m.broker(), 1e-9);
+        assertEquals(5.0, m.client(), 1e-9);
+        assertTrue(Double.isNaN(m.postgres()));
+        assertEquals(25.0, m.total(), 1e-9);
+        assertEquals("broker 20.0 + PostgreSQL not on this host + client 5.0 = 25.0 us CPU/msg", m.describe());
+    }
+
+    @Test
+    void onlyLoopbackHostsCountAsLocal() {
+        assertTrue(CpuMeter.isLocal("localhost"));
+        assertTrue(CpuMeter.isLocal("127.0.0.1"));
+        assertTrue(CpuMeter.isLocal("::1"));
+        assertFalse(CpuMeter.isLocal("db.example.internal"));
+        assertFalse(CpuMeter.isLocal("10.0.0.5"));
+    }
+}
