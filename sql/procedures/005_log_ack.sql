@@ -37,6 +37,24 @@ CREATE INDEX IF NOT EXISTS idx_log_dlq_partition_failed_at
 -- the same transaction. Acks take consumer-row locks only, never a partition
 -- lock (seed 000 lock order).
 -- -----------------------------------------------------------------------------
+-- The sidecar hashes of offsets [p_lo, p_lo + p_n) of a partition, concatenated
+-- in offset order; p_from is the base of the sidecar row covering p_lo (the scan
+-- range is closed on both sides so a generic plan still reads the primary key).
+-- Shorter than p_n hashes when some offset has no sidecar row.
+CREATE OR REPLACE FUNCTION queen.log_txns_span_v1(p_partition_id uuid, p_from bigint, p_lo bigint, p_n integer)
+RETURNS bytea
+LANGUAGE sql STABLE AS $$
+    SELECT string_agg(substring(t.hashes
+                                FROM (GREATEST(p_lo, t.base_offset) - t.base_offset)::integer * 16 + 1
+                                FOR (LEAST(p_lo + p_n - 1, t.end_offset) - GREATEST(p_lo, t.base_offset) + 1)::integer * 16),
+                      ''::bytea ORDER BY t.base_offset)
+      FROM queen.log_txns t
+     WHERE t.partition_id = p_partition_id
+       AND t.base_offset >= p_from
+       AND t.base_offset <= p_lo + p_n - 1
+       AND t.end_offset >= p_lo
+$$;
+
 DROP FUNCTION IF EXISTS queen.log_ack_resolve_v1(uuid, text, bytea, uuid);
 DROP FUNCTION IF EXISTS queen.log_ack_resolve_v1(uuid, text, bytea, uuid, boolean);
 -- p_bounded: a leased ack, which can only resolve up to the leased batch end.
@@ -66,7 +84,6 @@ DECLARE
     v_from bigint;
     v_to bigint;
     v_n integer := length(p_hashes) / 16;
-    v_span bytea;
 BEGIN
     SELECT lc.committed, lc.batch_end, lc.worker_id, lc.lease_expires_at, lc.batch_retry_count,
            lp.last_offset, lp.txns_start, q.tenant_id, COALESCE(q.retry_limit, 3) AS retry_limit,
@@ -122,23 +139,12 @@ BEGIN
     -- CPU when consuming. A transactionId repeated inside the span resolves here to
     -- each of its own offsets (the join maps both to the lower one): the client
     -- acked both messages.
-    IF v_n > 0 AND v_lo + v_n - 1 <= v_to THEN
-        SELECT string_agg(substring(t.hashes
-                                    FROM (GREATEST(v_lo, t.base_offset) - t.base_offset)::integer * 16 + 1
-                                    FOR (LEAST(v_lo + v_n - 1, t.end_offset) - GREATEST(v_lo, t.base_offset) + 1)::integer * 16),
-                          ''::bytea ORDER BY t.base_offset)
-          INTO v_span
-          FROM queen.log_txns t
-         WHERE t.partition_id = p_partition_id
-           AND t.base_offset >= v_from
-           AND t.base_offset <= v_lo + v_n - 1
-           AND t.end_offset >= v_lo;
-        IF v_span = p_hashes THEN
-            span_offsets := ARRAY(SELECT generate_series(v_lo, v_lo + v_n - 1));
-            below_cursor := array_fill(false, ARRAY[v_n]);
-            RETURN NEXT;
-            RETURN;
-        END IF;
+    IF v_n > 0 AND v_lo + v_n - 1 <= v_to
+       AND queen.log_txns_span_v1(p_partition_id, v_from, v_lo, v_n) = p_hashes THEN
+        span_offsets := ARRAY(SELECT generate_series(v_lo, v_lo + v_n - 1));
+        below_cursor := array_fill(false, ARRAY[v_n]);
+        RETURN NEXT;
+        RETURN;
     END IF;
 
     SELECT array_agg(m.off ORDER BY n.idx) INTO span_offsets
@@ -197,6 +203,72 @@ BEGIN
            attempt_offset = CASE WHEN p_retry = -1 THEN NULL ELSE c.attempt_offset END,
            attempt_count = CASE WHEN p_retry = -1 THEN 0 ELSE c.attempt_count END
      WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
+END;
+$$;
+
+-- The common ack in one statement: every message of the group completed, under
+-- the caller's live lease, named in delivery order from the cursor (what a
+-- consumer sends after each pop). Resolution is the resolver's fast path and the
+-- write is log_ack_apply_v1 with the outcome AckDecision gives such an ack (cursor
+-- to the last named offset; at the batch end the lease ends and the retry budget
+-- resets). Called outside a transaction it is one round trip instead of three
+-- (resolve, apply, commit) with the consumer row held between them. Anything else
+-- (another lease, out of order, a failure) returns applied = false having written
+-- nothing, and the broker takes the general path.
+CREATE OR REPLACE FUNCTION queen.log_ack_completed_v1(
+    p_partition_id uuid, p_group text, p_hashes bytea, p_tenant uuid, p_lease text)
+RETURNS TABLE (
+    applied boolean,
+    released boolean,
+    -- Messages wait behind the new cursor of a released partition: wake pops for it.
+    more boolean,
+    queue_name text,
+    partition_name text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    c record;
+    v_n integer := length(p_hashes) / 16;
+    v_lo bigint;
+    v_from bigint;
+    v_committed bigint;
+BEGIN
+    applied := false;
+    released := false;
+    more := false;
+    SELECT lc.committed, lc.batch_end, lc.worker_id, lc.lease_expires_at, lp.last_offset, lp.txns_start,
+           q.tenant_id, q.name AS queue_name, lp.name AS partition_name
+      INTO c
+      FROM queen.log_consumers lc
+      JOIN queen.log_partitions lp ON lp.id = lc.partition_id
+      JOIN queen.queues q ON q.id = lp.queue_id
+     WHERE lc.partition_id = p_partition_id AND lc.consumer_group = p_group
+       FOR UPDATE OF lc;
+    IF NOT FOUND OR v_n = 0 OR c.tenant_id <> p_tenant OR c.worker_id IS DISTINCT FROM p_lease
+       OR c.lease_expires_at IS NULL OR c.lease_expires_at < now() OR c.batch_end IS NULL THEN
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    v_lo := GREATEST(c.committed + 1, c.txns_start);
+    IF v_lo + v_n - 1 > c.batch_end THEN
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    SELECT max(t.base_offset) INTO v_from FROM queen.log_txns t
+     WHERE t.partition_id = p_partition_id AND t.base_offset <= v_lo;
+    IF queen.log_txns_span_v1(p_partition_id, COALESCE(v_from, v_lo), v_lo, v_n) IS DISTINCT FROM p_hashes THEN
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    v_committed := v_lo + v_n - 1;
+    released := v_committed >= c.batch_end;
+    PERFORM queen.log_ack_apply_v1(p_partition_id, p_group, v_committed, released,
+                                   CASE WHEN released THEN -1 ELSE 0 END);
+    applied := true;
+    more := released AND v_committed < c.last_offset;
+    queue_name := c.queue_name;
+    partition_name := c.partition_name;
+    RETURN NEXT;
 END;
 $$;
 

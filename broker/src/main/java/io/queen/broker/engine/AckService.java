@@ -14,11 +14,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * {@code POST /ack} and {@code /ack/batch}: items grouped by (partitionId, leaseId), each group
  * resolved in its own transaction: lock the cursor row, resolve hashes, decide, write. A dead
- * letter is decoded from its segment and filed in the same transaction.
+ * letter is decoded from its segment and filed in the same transaction. The common group (all
+ * completed, in order, under its lease) is one self-committing statement instead.
  */
 public final class AckService {
     static final String CONSUMER_NOT_FOUND = "consumer not found";
@@ -41,6 +43,7 @@ public final class AckService {
     }
 
     private final Database database;
+    private final LongAdder oneStatementAcks = new LongAdder();
     /** Told after a commit released a lease on a partition where messages wait behind the cursor: they are claimable again. */
     private final CommitListener releases;
 
@@ -63,6 +66,9 @@ public final class AckService {
         }
         try (Connection c = database.connection()) {
             for (List<Integer> idx : groups.values()) {
+                if (ackedInOneStatement(c, tenant, group, items, idx, results)) {
+                    continue;
+                }
                 c.setAutoCommit(false);
                 try {
                     List<Result> r = ackGroup(c, tenant, group, items, idx);
@@ -84,6 +90,41 @@ public final class AckService {
             }
         }
         return List.of(results);
+    }
+
+    /**
+     * The ack a consumer sends after each pop (all completed, under its lease, in delivery order)
+     * as one self-committing statement, log_ack_completed_v1. False when the group is not such an
+     * ack: nothing was written and the general path decides.
+     */
+    private boolean ackedInOneStatement(Connection c, UUID tenant, String group, List<Item> items, List<Integer> idx,
+                                        Result[] results) throws SQLException {
+        Item first = items.get(idx.get(0));
+        if (first.leaseId() == null || first.leaseId().isEmpty()
+                || idx.stream().anyMatch(i -> items.get(i).status() != AckDecision.Status.COMPLETED)) {
+            return false;
+        }
+        c.setAutoCommit(true);
+        List<String> txns = idx.stream().map(i -> items.get(i).transactionId()).toList();
+        LogStore.CompletedAck done = LogStore.ackCompleted(c, first.partitionId(), group, TxnHash.concat(txns), tenant,
+                first.leaseId());
+        if (!done.applied()) {
+            return false;
+        }
+        oneStatementAcks.increment();
+        for (int i : idx) {
+            results[i] = new Result(i, items.get(i).transactionId(), true, null, done.released(), false, false,
+                    done.more() ? done.queueName() : null, done.more() ? done.partitionName() : null);
+        }
+        if (done.more()) {
+            releases.committed(tenant, done.queueName(), done.partitionName());
+        }
+        return true;
+    }
+
+    /** Ack groups written by {@link #ackedInOneStatement}; tests read it to know which path ran. */
+    long oneStatementAcks() {
+        return oneStatementAcks.sum();
     }
 
     /** Resolves and applies one group inside the caller's transaction, validating the items' own lease id. */

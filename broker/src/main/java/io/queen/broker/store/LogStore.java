@@ -37,6 +37,14 @@ public final class LogStore {
     public record ClaimedSegment(long seq, int startOff, int take, int msgCount, Instant createdAt, byte[] blob, int attempt) {
     }
 
+    /**
+     * What {@link #ackCompleted} did: {@code applied} false means nothing was written; {@code more}:
+     * the lease ended with messages waiting behind the new cursor.
+     */
+    public record CompletedAck(boolean applied, boolean released, boolean more, String queueName,
+                               String partitionName) {
+    }
+
     public record AckState(
             boolean consumerFound,
             boolean tenantOk,
@@ -251,6 +259,23 @@ public final class LogStore {
                 return new AckState(true, true, rs.getLong(3), batchEnd, rs.getString(5), rs.getBoolean(6),
                         rs.getInt(7), rs.getLong(8), rs.getInt(9), rs.getBoolean(10),
                         longs(rs.getArray(11)), bools(rs.getArray(12)), rs.getString(13), rs.getString(14));
+            }
+        }
+    }
+
+    /** queen.log_ack_completed_v1: an in-order ack of completed messages under a live lease, in one statement. */
+    public static CompletedAck ackCompleted(Connection c, UUID partitionId, String group, byte[] hashes, UUID tenant,
+                                            String leaseId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_ack_completed_v1(?, ?, ?, ?, ?)")) {
+            ps.setObject(1, partitionId);  // p_partition_id
+            ps.setString(2, group);        // p_group
+            ps.setBytes(3, hashes);        // p_hashes
+            ps.setObject(4, tenant);       // p_tenant
+            ps.setString(5, leaseId);      // p_lease
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new CompletedAck(rs.getBoolean(1), rs.getBoolean(2), rs.getBoolean(3), rs.getString(4),
+                        rs.getString(5));
             }
         }
     }

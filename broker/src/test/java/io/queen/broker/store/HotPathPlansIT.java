@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The push dedup probe and the ack resolver run inside plpgsql, whose cached plans become generic
+ * The push dedup probe, the ack resolver and the one-statement ack run inside plpgsql, whose cached plans become generic
  * (planned without the parameter values). A range open on one side then looks like a third of the
  * table to the planner, and a generic plan read all of queen.log_txns, every partition's rows, on
  * every push. These tests force generic plans over a table holding thousands of other rows and
@@ -93,6 +93,20 @@ class HotPathPlansIT {
                         assertTrue(rs.next());
                         assertEquals(List.of(2L, 1L), List.of((Long[]) rs.getArray(1).getArray()));
                     }
+                }
+            }
+            // The one-statement ack of the pop's lease resolves the same way and writes.
+            try (PreparedStatement ps = c.prepareStatement("SELECT applied FROM queen.log_ack_completed_v1(?, ?, ?, ?, "
+                    + "(SELECT worker_id FROM queen.log_consumers WHERE partition_id = ? AND consumer_group = ?))")) {
+                ps.setObject(1, target);
+                ps.setString(2, Tenants.QUEUE_MODE);
+                ps.setBytes(3, TxnHash.of("seed-target"));
+                ps.setObject(4, Tenants.DEFAULT);
+                ps.setObject(5, target);
+                ps.setString(6, Tenants.QUEUE_MODE);
+                try (ResultSet rs = ps.executeQuery()) {
+                    assertTrue(rs.next());
+                    assertTrue(rs.getBoolean(1), "the in-order ack under the pop's lease is applied");
                 }
             }
             try (Statement st = c.createStatement();
