@@ -41,18 +41,26 @@ CREATE INDEX IF NOT EXISTS idx_log_dlq_partition_failed_at
 -- in offset order; p_from is the base of the sidecar row covering p_lo (the scan
 -- range is closed on both sides so a generic plan still reads the primary key).
 -- Shorter than p_n hashes when some offset has no sidecar row.
+-- plpgsql, not sql: a sql function with a FROM clause is not inlined, and its
+-- plan lasts one statement, so each ack (its own transaction) planned it again.
 CREATE OR REPLACE FUNCTION queen.log_txns_span_v1(p_partition_id uuid, p_from bigint, p_lo bigint, p_n integer)
 RETURNS bytea
-LANGUAGE sql STABLE AS $$
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_span bytea;
+BEGIN
     SELECT string_agg(substring(t.hashes
                                 FROM (GREATEST(p_lo, t.base_offset) - t.base_offset)::integer * 16 + 1
                                 FOR (LEAST(p_lo + p_n - 1, t.end_offset) - GREATEST(p_lo, t.base_offset) + 1)::integer * 16),
                       ''::bytea ORDER BY t.base_offset)
+      INTO v_span
       FROM queen.log_txns t
      WHERE t.partition_id = p_partition_id
        AND t.base_offset >= p_from
        AND t.base_offset <= p_lo + p_n - 1
-       AND t.end_offset >= p_lo
+       AND t.end_offset >= p_lo;
+    RETURN v_span;
+END;
 $$;
 
 DROP FUNCTION IF EXISTS queen.log_ack_resolve_v1(uuid, text, bytea, uuid);
