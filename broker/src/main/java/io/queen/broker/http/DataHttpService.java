@@ -1,7 +1,6 @@
 package io.queen.broker.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
@@ -224,7 +223,7 @@ public final class DataHttpService implements HttpService {
 
     /** The pop body with each payload spliced verbatim (no re-parse of message data). */
     static byte[] render(PopService.Result r) {
-        JsonBytes out = new JsonBytes(256 + r.messages().size() * 512);
+        JsonBytes out = new JsonBytes(renderedSize(r));
         out.raw("{\"success\":true,\"queue\":").string(r.queue())
                 .raw(",\"partition\":").string(r.partition())
                 .raw(",\"partitionId\":").uuid(r.partitionId())
@@ -259,6 +258,24 @@ public final class DataHttpService implements HttpService {
                     .raw("}");
         }
         return out.raw("],\"partitionsClaimed\":").number(r.partitionsClaimed()).raw("}").toByteArray();
+    }
+
+    /**
+     * About the size of the rendered body, so the buffer is not grown (and copied) on the way: a
+     * popped batch is mostly its payloads, about 100 KB for 100 messages of 1 KB.
+     */
+    private static int renderedSize(PopService.Result r) {
+        long size = 256;
+        int perMessage = 420 + length(r.leaseId()) + length(r.consumerGroup());
+        for (PopService.Message m : r.messages()) {
+            size += perMessage + m.data().length + length(m.transactionId()) + length(m.partition())
+                    + length(m.producerSub());
+        }
+        return (int) Math.min(size, Integer.MAX_VALUE - 8);
+    }
+
+    private static int length(String s) {
+        return s == null ? 0 : s.length();
     }
 
     // ---------------------------------------------------------------- ack
@@ -305,18 +322,26 @@ public final class DataHttpService implements HttpService {
 
     private void sendAckResults(ServerResponse res, List<AckService.Result> results) {
         metrics.acked(results);
-        ArrayNode out = Json.MAPPER.createArrayNode();
-        for (AckService.Result r : results) {
-            ObjectNode o = out.addObject().put("index", r.index()).put("transactionId", r.transactionId())
-                    .put("success", r.success());
-            if (r.error() == null) {
-                o.putNull("error");
-            } else {
-                o.put("error", r.error());
-            }
-            o.put("leaseReleased", r.leaseReleased()).put("dlq", r.dlq()).put("noop", r.noop());
+        res.status(Status.OK_200);
+        res.header(HeaderValues.CONTENT_TYPE_JSON);
+        res.send(renderAckResults(results));
+    }
+
+    /** The per-item ack results, written straight to bytes: as trees they were a tenth of the consume CPU. */
+    static byte[] renderAckResults(List<AckService.Result> results) {
+        JsonBytes out = new JsonBytes(64 + results.size() * 160);
+        out.raw("[");
+        for (int i = 0; i < results.size(); i++) {
+            AckService.Result r = results.get(i);
+            out.raw(i == 0 ? "{\"index\":" : ",{\"index\":").number(r.index())
+                    .raw(",\"transactionId\":").string(r.transactionId())
+                    .raw(r.success() ? ",\"success\":true" : ",\"success\":false")
+                    .raw(",\"error\":").string(r.error())
+                    .raw(r.leaseReleased() ? ",\"leaseReleased\":true" : ",\"leaseReleased\":false")
+                    .raw(r.dlq() ? ",\"dlq\":true" : ",\"dlq\":false")
+                    .raw(r.noop() ? ",\"noop\":true}" : ",\"noop\":false}");
         }
-        Json.send(res, Status.OK_200, out);
+        return out.raw("]").toByteArray();
     }
 
     // ---------------------------------------------------------------- lease

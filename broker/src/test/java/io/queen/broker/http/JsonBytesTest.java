@@ -2,6 +2,7 @@ package io.queen.broker.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
 import org.junit.jupiter.api.Test;
@@ -103,5 +104,39 @@ class JsonBytesTest {
         assertEquals(Wire.timestamp(t.plusMillis(1)), second.get("createdAt").asText(), "a new instant is formatted anew");
         assertEquals(2, second.get("deliveryAttempt").asInt());
         assertEquals("lease-1", second.get("leaseId").asText());
+    }
+
+    /** What the ack routes answered before they wrote bytes: a Jackson tree of the same fields, in order. */
+    private static byte[] ackResultsAsTree(List<AckService.Result> results) throws IOException {
+        var out = Json.MAPPER.createArrayNode();
+        for (AckService.Result r : results) {
+            var o = out.addObject().put("index", r.index()).put("transactionId", r.transactionId())
+                    .put("success", r.success());
+            if (r.error() == null) {
+                o.putNull("error");
+            } else {
+                o.put("error", r.error());
+            }
+            o.put("leaseReleased", r.leaseReleased()).put("dlq", r.dlq()).put("noop", r.noop());
+        }
+        return Json.MAPPER.writeValueAsBytes(out);
+    }
+
+    @Test
+    void ackResultsAreWhatTheTreeWrote() throws IOException {
+        SplittableRandom random = new SplittableRandom(11);
+        String[] texts = {"tx-1", "tx-\"quoted\"", "tx-é", "", "back\\slash", "tab\there"};
+        for (int round = 0; round < 200; round++) {
+            List<AckService.Result> results = new ArrayList<>();
+            for (int i = random.nextInt(5); i >= 0; i--) {
+                results.add(new AckService.Result(results.size(), texts[random.nextInt(texts.length)],
+                        random.nextBoolean(), random.nextBoolean() ? null : "invalid or expired lease: \"x\" \n",
+                        random.nextBoolean(), random.nextBoolean(), random.nextBoolean(), null, null));
+            }
+            byte[] expected = ackResultsAsTree(results);
+            assertArrayEquals(expected, DataHttpService.renderAckResults(results),
+                    new String(expected, StandardCharsets.UTF_8));
+        }
+        assertEquals("[]", new String(DataHttpService.renderAckResults(List.of()), StandardCharsets.UTF_8));
     }
 }
