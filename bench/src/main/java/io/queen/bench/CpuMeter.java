@@ -20,6 +20,15 @@ final class CpuMeter {
 
     /** CPU seconds used so far; NaN for a party that cannot be measured here. */
     record Sample(double broker, double postgres, double client) {
+        static final Sample ZERO = new Sample(0, 0, 0);
+
+        Sample minus(Sample o) {
+            return new Sample(broker - o.broker, postgres - o.postgres, client - o.client);
+        }
+
+        Sample plus(Sample o) {
+            return new Sample(broker + o.broker, postgres + o.postgres, client + o.client);
+        }
     }
 
     /** CPU microseconds per message of each party between two samples. */

@@ -62,6 +62,7 @@ final class Scenario {
                         + ", log " + repoRoot.relativize(log));
                 warmUp(http, broker);
                 touchPartitions(http);
+                settle(db, "push phase");
                 double brokerCpu = broker.cpuSeconds();
                 double clientCpu = clientCpuSeconds();
                 long wallStart = System.nanoTime();
@@ -72,7 +73,7 @@ final class Scenario {
                 say("push CPU: " + pushCpu.describe());
                 consume = consume(http, push);
                 if (options.latencyMessages() > 0) {
-                    settle(db);
+                    settle(db, "latency run");
                     latency = latencyRun(http);
                 }
                 cpu = new ScenarioResult.CpuUse(broker.cpuSeconds() - brokerCpu, clientCpuSeconds() - clientCpu,
@@ -81,13 +82,11 @@ final class Scenario {
                 say(String.format("broker peak RSS %.0f MB; CPU over these phases: broker %.0f s, bench client %.0f s, "
                         + "in %.0f s of wall time", rss, cpu.brokerSeconds(), cpu.clientSeconds(), cpu.wallSeconds()));
             }
-            CpuMeter ceilingMeter = new CpuMeter(0, CpuMeter.isLocal(db.host()));
-            CpuMeter.Sample[] ceilingCpu = new CpuMeter.Sample[2];
-            CeilingPhase.Outcome ceiling = ceiling(db, ceilingMeter, ceilingCpu);
-            CpuMeter.PerMessage ceilingPerMessage = CpuMeter.PerMessage.between(ceilingCpu[0], ceilingCpu[1],
-                    CEILING_RUNS * ceiling.messages());
+            Ceiling ceiling = ceiling(db, new CpuMeter(0, CpuMeter.isLocal(db.host())));
+            CpuMeter.PerMessage ceilingPerMessage = CpuMeter.PerMessage.between(CpuMeter.Sample.ZERO, ceiling.cpu(),
+                    CEILING_RUNS * ceiling.median().messages());
             say("raw PG ceiling CPU: " + ceilingPerMessage.describe());
-            return new ScenarioResult(partitions, push, consume, latency, rss, cpu, ceiling, pushCpu,
+            return new ScenarioResult(partitions, push, consume, latency, rss, cpu, ceiling.median(), pushCpu,
                     ceilingPerMessage);
         } finally {
             pg.dropDatabase(db);
@@ -221,14 +220,15 @@ final class Scenario {
     }
 
     /**
-     * The throughput phases leave PostgreSQL a few hundred MB of fresh rows to clean up: autovacuum
-     * of the segment and TOAST tables (insert thresholds) and a checkpoint. A run without this step
-     * measured a P=10 p99 of 200 ms while that I/O went on, which belongs to the burst before rather
-     * than to delivery at the latency rate. So the run starts once no autovacuum worker is
-     * busy in this database (at most {@value #SETTLE_SECONDS} s) and after a CHECKPOINT, both
+     * Each measured phase follows writes of a few hundred MB (the warm-up, the throughput phases,
+     * the ceiling's own warm-up) that PostgreSQL cleans up in the next minute: autovacuum of the
+     * segment and TOAST tables (insert thresholds) and a checkpoint. A latency run without this step
+     * measured a P=10 p99 of 200 ms while that I/O went on, and a ceiling run sharing the machine
+     * with it measured half the rate of the next one. So each phase starts once no autovacuum worker
+     * is busy in this database (at most {@value #SETTLE_SECONDS} s) and after a CHECKPOINT, both
      * unmeasured and reported.
      */
-    private void settle(PgServer.Database db) throws SQLException, InterruptedException {
+    private void settle(PgServer.Database db, String phase) throws SQLException, InterruptedException {
         long start = System.nanoTime();
         long deadline = start + SETTLE_SECONDS * 1_000_000_000L;
         int workers;
@@ -252,7 +252,7 @@ final class Scenario {
             } catch (SQLException e) {
                 checkpoint = "no checkpoint (" + e.getMessage() + ")";  // needs superuser or pg_checkpoint
             }
-            say(String.format("database settled for the latency run in %.1f s (%s; %s) (not measured)",
+            say(String.format("database settled for the %s in %.1f s (%s; %s) (not measured)", phase,
                     (System.nanoTime() - start) / 1e9,
                     workers == 0 ? "no autovacuum worker busy" : workers + " autovacuum worker(s) still busy",
                     checkpoint));
@@ -276,13 +276,16 @@ final class Scenario {
         }
     }
 
+    /** The ceiling's median run, and the CPU its measured runs used together. */
+    private record Ceiling(CeilingPhase.Outcome median, CpuMeter.Sample cpu) {
+    }
+
     /**
      * The ceiling takes well under a second, so one run is at the mercy of a single stall: it runs
-     * {@value #CEILING_RUNS} times (after a warm-up run) and reports the median. {@code cpu} receives
-     * the CPU samples around the measured runs.
+     * {@value #CEILING_RUNS} times (after a warm-up run), each from a settled database, and reports
+     * the median.
      */
-    private CeilingPhase.Outcome ceiling(PgServer.Database db, CpuMeter meter, CpuMeter.Sample[] cpu)
-            throws SQLException, InterruptedException {
+    private Ceiling ceiling(PgServer.Database db, CpuMeter meter) throws SQLException, InterruptedException {
         long warmSegments = Math.min(options.warmupMessages(), options.messages()) / options.batch();
         if (warmSegments > 0) {
             try (Progress progress = new Progress(label + " raw PG ceiling warm-up", warmSegments * options.batch())) {
@@ -290,20 +293,23 @@ final class Scenario {
             }
         }
         List<CeilingPhase.Outcome> runs = new ArrayList<>();
-        cpu[0] = meter.sample(); // over all measured runs (table setup included: small next to the inserts)
+        // CPU over the measured runs only, not the settling between them.
+        CpuMeter.Sample used = CpuMeter.Sample.ZERO;
         for (int i = 1; i <= CEILING_RUNS; i++) {
+            settle(db, "raw PG ceiling run " + i);
+            CpuMeter.Sample before = meter.sample();
             try (Progress progress = new Progress(label + " raw PG ceiling " + i, options.messages())) {
                 runs.add(CeilingPhase.run(db, partitions, options.requests(), options.batch(), options.producers(),
                         payloads, progress));
             }
+            used = used.plus(meter.sample().minus(before));
         }
-        cpu[1] = meter.sample();
         runs.sort(Comparator.comparingDouble(CeilingPhase.Outcome::messagesPerSecond));
         CeilingPhase.Outcome median = runs.get(runs.size() / 2);
         say(String.format("raw PG ceiling: %,d messages in %.2f s = %,.0f msg/s (median of %s msg/s)",
                 median.messages(), median.elapsedNanos() / 1e9, median.messagesPerSecond(),
                 runs.stream().map(o -> String.format("%,.0f", o.messagesPerSecond())).toList()));
-        return median;
+        return new Ceiling(median, used);
     }
 
     private static String problems(PushPhase.Outcome o) {

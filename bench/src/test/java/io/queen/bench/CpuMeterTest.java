@@ -44,6 +44,16 @@ class CpuMeterTest {
     }
 
     @Test
+    void samplesAddAndSubtractPerPartyKeepingWhatWasNotMeasured() {
+        var a = new CpuMeter.Sample(1.0, Double.NaN, 2.0);
+        var b = new CpuMeter.Sample(3.0, Double.NaN, 2.5);
+        var sum = CpuMeter.Sample.ZERO.plus(b.minus(a)).plus(b.minus(a));
+        assertEquals(4.0, sum.broker(), 1e-9);
+        assertEquals(1.0, sum.client(), 1e-9);
+        assertTrue(Double.isNaN(sum.postgres()));
+    }
+
+    @Test
     void onlyLoopbackHostsCountAsLocal() {
         assertTrue(CpuMeter.isLocal("localhost"));
         assertTrue(CpuMeter.isLocal("127.0.0.1"));
