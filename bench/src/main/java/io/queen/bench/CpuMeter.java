@@ -46,7 +46,7 @@ final class CpuMeter {
             return (Double.isNaN(broker) ? 0 : broker) + (Double.isNaN(postgres) ? 0 : postgres) + client;
         }
 
-        /** "broker 14.2 + PostgreSQL 10.9 + client 2.1 = 27.2 us/msg", parties that cannot be measured left out. */
+        /** "broker 14.2 + PostgreSQL 10.9 + client 2.1 = 27.2 us CPU/msg"; a broker not measured is left out. */
         String describe() {
             StringBuilder sb = new StringBuilder();
             if (!Double.isNaN(broker)) {
