@@ -2,7 +2,6 @@ package io.queen.broker.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
@@ -77,9 +76,8 @@ public final class DataHttpService implements HttpService {
         boolean buffered = switches.pushPaused();
         List<PushService.Result> results = buffered ? spool.buffer(tenant, parsed) : push.push(tenant, parsed);
         metrics.pushed(results.size());
-        res.status(buffered && PushSpool.anyFailed(results) ? Status.INTERNAL_SERVER_ERROR_500 : Status.CREATED_201);
-        res.header(HeaderValues.CONTENT_TYPE_JSON);
-        res.send(renderPushResults(results));
+        Json.sendBytes(res, buffered && PushSpool.anyFailed(results) ? Status.INTERNAL_SERVER_ERROR_500
+                : Status.CREATED_201, renderPushResults(results));
     }
 
     /** The per-item results, written straight to bytes (no tree: a 100-item push is answered often). */
@@ -216,9 +214,7 @@ public final class DataHttpService implements HttpService {
             res.status(Status.NO_CONTENT_204).send();
             return;
         }
-        res.status(Status.OK_200);
-        res.header(HeaderValues.CONTENT_TYPE_JSON);
-        res.send(render(r));
+        Json.sendBytes(res, Status.OK_200, render(r));
     }
 
     /** The pop body with each payload spliced verbatim (no re-parse of message data). */
@@ -322,9 +318,7 @@ public final class DataHttpService implements HttpService {
 
     private void sendAckResults(ServerResponse res, List<AckService.Result> results) {
         metrics.acked(results);
-        res.status(Status.OK_200);
-        res.header(HeaderValues.CONTENT_TYPE_JSON);
-        res.send(renderAckResults(results));
+        Json.sendBytes(res, Status.OK_200, renderAckResults(results));
     }
 
     /** The per-item ack results, written straight to bytes: as a tree they were about 5% of the consume CPU. */

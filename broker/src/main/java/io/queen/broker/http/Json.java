@@ -33,9 +33,14 @@ public final class Json {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("response not serialisable", e);
         }
+        sendBytes(res, status, bytes);
+    }
+
+    /** A body already written as JSON (the hot routes write theirs by hand, see {@link JsonBytes}). */
+    static void sendBytes(ServerResponse res, Status status, byte[] json) {
         res.status(status);
         res.header(HeaderValues.CONTENT_TYPE_JSON);
-        res.send(bytes);
+        res.send(json);
     }
 
     public static void error(ServerResponse res, Status status, String message) {

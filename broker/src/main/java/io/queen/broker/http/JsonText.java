@@ -1,6 +1,5 @@
 package io.queen.broker.http;
 
-import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerResponse;
 
@@ -12,8 +11,6 @@ final class JsonText {
     }
 
     static void send(ServerResponse res, String json) {
-        res.status(Status.OK_200);
-        res.header(HeaderValues.CONTENT_TYPE_JSON);
-        res.send(json.getBytes(StandardCharsets.UTF_8));
+        Json.sendBytes(res, Status.OK_200, json.getBytes(StandardCharsets.UTF_8));
     }
 }
