@@ -30,6 +30,7 @@ final class ReportTable {
         row(sb, "CPU s broker/client/wall", results, r -> String.format("%.0f/%.0f/%.0f", r.cpu().brokerSeconds(),
                 r.cpu().clientSeconds(), r.cpu().wallSeconds()));
         row(sb, "push CPU us/msg broker/PG/client", results, r -> cpu(r.pushCpu()));
+        row(sb, "push JIT share of broker CPU", results, r -> Scenario.percent(r.pushCompilerShare()));
         row(sb, "raw PostgreSQL ceiling msg/s", results, r -> rate(r.ceiling().messagesPerSecond()));
         row(sb, "ceiling CPU us/msg PG/client", results, r -> micros(r.ceilingCpu().postgres()) + "/"
                 + micros(r.ceilingCpu().client()));

@@ -56,21 +56,30 @@ final class Scenario {
             double rss;
             ScenarioResult.CpuUse cpu;
             CpuMeter.PerMessage pushCpu;
+            double pushCompilerShare;
             try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log);
                  BrokerHttp http = new BrokerHttp(broker.baseUri())) {
                 say("broker pid " + broker.pid() + " at " + broker.baseUri() + ", database " + db.name()
                         + ", log " + repoRoot.relativize(log));
-                warmUp(http, broker);
+                // Touch first: when the measured push came straight after the touch (one-message
+                // pushes across partitions), the change of traffic made the JIT recompile what the
+                // warm-up had compiled: 32% of the broker's CPU in the push phase (P=10), 9% now.
                 touchPartitions(http);
+                warmUp(http, broker);
                 settle(db, "push phase");
                 double brokerCpu = broker.cpuSeconds();
                 double clientCpu = clientCpuSeconds();
                 long wallStart = System.nanoTime();
                 CpuMeter meter = new CpuMeter(broker.pid(), CpuMeter.isLocal(db.host()));
                 CpuMeter.Sample beforePush = meter.sample();
+                double compilerBeforePush = broker.compilerCpuSeconds();
                 push = push(http);
-                pushCpu = CpuMeter.PerMessage.between(beforePush, meter.sample(), push.messages());
-                say("push CPU: " + pushCpu.describe());
+                CpuMeter.Sample afterPush = meter.sample();
+                pushCpu = CpuMeter.PerMessage.between(beforePush, afterPush, push.messages());
+                pushCompilerShare = (broker.compilerCpuSeconds() - compilerBeforePush)
+                        / (afterPush.broker() - beforePush.broker());
+                say("push CPU: " + pushCpu.describe() + "; JIT compiler share of the broker's: "
+                        + percent(pushCompilerShare));
                 consume = consume(http, push);
                 if (options.latencyMessages() > 0) {
                     settle(db, "latency run");
@@ -87,7 +96,7 @@ final class Scenario {
                     CEILING_RUNS * ceiling.median().messages());
             say("raw PG ceiling CPU: " + ceilingPerMessage.describe());
             return new ScenarioResult(partitions, push, consume, latency, rss, cpu, ceiling.median(), pushCpu,
-                    ceilingPerMessage);
+                    pushCompilerShare, ceilingPerMessage);
         } finally {
             pg.dropDatabase(db);
         }
@@ -121,7 +130,12 @@ final class Scenario {
         }
         say(String.format("warm-up: %d round(s) of %,d messages on queue %s in %.1f s (not measured); "
                         + "JIT compiler share of broker CPU in the last round: %s", round, messages, WARMUP_QUEUE,
-                (System.nanoTime() - start) / 1e9, Double.isNaN(share) ? "unknown" : Math.round(share * 100) + "%"));
+                (System.nanoTime() - start) / 1e9, percent(share)));
+    }
+
+    /** A share as a whole percentage, "unknown" where it cannot be measured (NaN). */
+    static String percent(double share) {
+        return Double.isNaN(share) ? "unknown" : Math.round(share * 100) + "%";
     }
 
     private void warmUpRound(BrokerHttp http, int round, long messages) throws InterruptedException {

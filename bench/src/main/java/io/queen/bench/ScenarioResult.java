@@ -3,11 +3,12 @@ package io.queen.bench;
 /**
  * The figures of one partition count; {@code latency} is null when the latency run is switched off.
  * {@code pushCpu} and {@code ceilingCpu} are each party's CPU per message in the push phase and over
- * the ceiling's measured runs.
+ * the ceiling's measured runs; {@code pushCompilerShare} is the part of the broker's push-phase CPU
+ * its JIT compiler threads used (NaN where /proc cannot tell).
  */
 record ScenarioResult(int partitions, PushPhase.Outcome push, ConsumePhase.Outcome consume, LatencyRun latency,
                       double brokerPeakRssMb, CpuUse cpu, CeilingPhase.Outcome ceiling,
-                      CpuMeter.PerMessage pushCpu, CpuMeter.PerMessage ceilingCpu) {
+                      CpuMeter.PerMessage pushCpu, double pushCompilerShare, CpuMeter.PerMessage ceilingCpu) {
 
     /** CPU seconds of the broker and of this benchmark's JVM over the broker phases, and their wall time. */
     record CpuUse(double brokerSeconds, double clientSeconds, double wallSeconds) {
