@@ -50,28 +50,32 @@ public final class SegmentCodec {
         if (total > MAX_RAW_LEN) {
             throw new IllegalArgumentException("segment of " + total + " bytes exceeds " + MAX_RAW_LEN);
         }
-        byte[] raw = new byte[(int) total];
-        ByteBuffer buf = ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN);
-        for (int i = 0; i < n; i++) {
-            Frame f = frames.get(i);
-            byte[] txn = txns[i];
-            byte[] sub = subs[i];
-            buf.putInt(bodyLength(f, txn, sub));
-            int flags = (f.traceId() != null ? FLAG_TRACE_ID : 0)
-                    | (sub != null ? FLAG_PRODUCER_SUB : 0)
-                    | (f.encrypted() ? FLAG_ENCRYPTED : 0);
-            buf.put((byte) flags);
-            putUuid(buf, f.messageId());
-            if (f.traceId() != null) {
-                putUuid(buf, f.traceId());
+        try (ZstdContexts.Compressor zstd = ZstdContexts.compressor(zstdLevel)) {
+            ByteBuffer buf = ByteBuffer.wrap(zstd.input((int) total)).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < n; i++) {
+                Frame f = frames.get(i);
+                byte[] txn = txns[i];
+                byte[] sub = subs[i];
+                buf.putInt(bodyLength(f, txn, sub));
+                int flags = (f.traceId() != null ? FLAG_TRACE_ID : 0)
+                        | (sub != null ? FLAG_PRODUCER_SUB : 0)
+                        | (f.encrypted() ? FLAG_ENCRYPTED : 0);
+                buf.put((byte) flags);
+                putUuid(buf, f.messageId());
+                if (f.traceId() != null) {
+                    putUuid(buf, f.traceId());
+                }
+                buf.putShort((short) txn.length).put(txn);
+                if (sub != null) {
+                    buf.putShort((short) sub.length).put(sub);
+                }
+                buf.put(f.payload());
             }
-            buf.putShort((short) txn.length).put(txn);
-            if (sub != null) {
-                buf.putShort((short) sub.length).put(sub);
+            if (buf.position() != total) { // the scratch array may be longer: nothing else would notice
+                throw new IllegalStateException("segment frames took " + buf.position() + " of " + total + " bytes");
             }
-            buf.put(f.payload());
+            return zstd.compress((int) total);
         }
-        return ZstdContexts.compress(raw, zstdLevel);
     }
 
     /** All frames of {@code blob}. */

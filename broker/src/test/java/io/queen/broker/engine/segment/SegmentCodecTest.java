@@ -101,6 +101,21 @@ class SegmentCodecTest {
     }
 
     @Test
+    void aSegmentCarriesNothingOfTheOneEncodedBeforeItInTheSameScratch() {
+        // One thread: the pool hands the same compressor back each time. Large (past what a
+        // compressor keeps), then larger than the next, then small: each blob holds its own frames only.
+        List<Frame> huge = numbered(40_000);
+        List<Frame> medium = numbered(300);
+        List<Frame> small = numbered(2);
+        for (List<Frame> frames : List.of(huge, medium, small, medium, small)) {
+            byte[] blob = SegmentCodec.encode(frames, 3);
+            assertEquals(frames, SegmentCodec.decode(blob));
+            assertEquals(frames.size(), SegmentCodec.frameCount(blob));
+        }
+        assertTrue(SegmentCodec.encode(small, 3).length < 200, "a two-frame blob is not padded with scratch bytes");
+    }
+
+    @Test
     void emptySegment() {
         byte[] blob = SegmentCodec.encode(List.of(), 1);
         assertEquals(List.of(), SegmentCodec.decode(blob));
