@@ -37,8 +37,13 @@ final class ZstdContexts {
     static Compressor compressor(int level) {
         Compressor c = COMPRESSORS.borrow();
         c.ok = false;
-        c.ctx.setLevel(level);
-        c.ctx.setContentSize(true);
+        try {
+            c.ctx.setLevel(level);
+            c.ctx.setContentSize(true);
+        } catch (RuntimeException e) {
+            c.free();
+            throw e;
+        }
         return c;
     }
 
