@@ -63,7 +63,7 @@ final class Scenario {
                         + ", log " + repoRoot.relativize(log));
                 // Touch first: when the measured push came straight after the touch (one-message
                 // pushes across partitions), the change of traffic made the JIT recompile what the
-                // warm-up had compiled: 32% of the broker's CPU in the push phase (P=10), 9% now.
+                // warm-up had compiled: 32% of the broker's CPU in a P=10 push phase, 2-20% since.
                 touchPartitions(http);
                 warmUp(http, broker);
                 settle(db, "push phase");
