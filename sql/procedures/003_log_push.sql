@@ -56,6 +56,36 @@ BEGIN
 END;
 $$;
 
+-- Creates the named partitions of a queue that do not exist yet, in ONE insert,
+-- and returns every named partition with the queue's options (the queue itself
+-- is provisioned as by log_provision_v1). One statement is one firing of the
+-- partitions-created counter (020): the queue's minute row is bumped once by the
+-- number created, where a call per partition took that row's lock once each and
+-- concurrent creators queued behind every one of those commits. Names go in
+-- ascending order (seed 000), in code point order (COLLATE "C"), which is how
+-- the broker sorts them on the transaction route (Java's order differs only
+-- between characters beyond U+FFFF and U+E000..U+FFFF).
+CREATE OR REPLACE FUNCTION queen.log_provision_partitions_v1(p_tenant uuid, p_queue text, p_partitions text[])
+RETURNS TABLE (queue_id uuid, partition_id uuid, partition_name text, dedup_window_seconds integer,
+               encryption_enabled boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_queue uuid;
+    v_window integer;
+    v_encrypted boolean;
+BEGIN
+    SELECT q.queue_id, q.dedup_window_seconds, q.encryption_enabled INTO v_queue, v_window, v_encrypted
+    FROM queen.log_provision_v1(p_tenant, p_queue, NULL) q;
+    INSERT INTO queen.log_partitions (queue_id, name)
+    SELECT v_queue, d.n FROM (SELECT DISTINCT unnest(p_partitions) AS n) d ORDER BY d.n COLLATE "C"
+    ON CONFLICT (queue_id, name) DO NOTHING;
+    RETURN QUERY SELECT v_queue, lp.id, lp.name, v_window, v_encrypted
+                 FROM queen.log_partitions lp
+                 WHERE lp.queue_id = v_queue AND lp.name = ANY (p_partitions);
+END;
+$$;
+
 -- Locks the given partitions in ascending id order (seed 000: partitions are
 -- taken ascending by id by every multi-partition writer). Returns the ids it
 -- locked; a missing id (partition cleaned up meanwhile) is simply absent.

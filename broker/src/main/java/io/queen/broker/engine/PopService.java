@@ -126,7 +126,7 @@ public final class PopService {
                     }
                 }
             } else {
-                LogStore.Provisioned q = catalog.resolve(c, r.tenant(), r.queue(), null);
+                LogStore.Provisioned q = catalog.resolveQueue(c, r.tenant(), r.queue());
                 if (r.partition() != null) {
                     UUID pid = LogStore.partitionId(c, q.queueId(), r.partition());
                     if (pid != null) {

@@ -19,11 +19,12 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * {@code POST /push}: items are grouped by (queue, partition) and provisioned (names ascending,
- * cached), then handed to {@link PushFusion}, which merges concurrent requests to one partition
- * into one segment and bundles partitions into one transaction with the rows locked in ascending
- * id order. The dedup probe rejects a whole segment; the rejected items are reported as duplicates
- * of the originals and the rest are re-packed and pushed again, so each item's outcome is exact.
+ * {@code POST /push}: items are grouped by (queue, partition) and provisioned (from the catalog, else
+ * by {@link PartitionProvisioner}, one statement per queue for concurrent requests), then handed to
+ * {@link PushFusion}, which merges concurrent requests to one partition into one segment and
+ * bundles partitions into one transaction with the rows locked in ascending id order. The dedup
+ * probe rejects a whole segment; the rejected items are reported as duplicates of the originals and
+ * the rest are re-packed and pushed again, so each item's outcome is exact.
  */
 public final class PushService {
     public static final UUID ZERO_UUID = new UUID(0, 0);
@@ -96,6 +97,7 @@ public final class PushService {
     private final CommitListener listener;
     private final int zstdLevel;
     private final PushFusion fusion;
+    private final PartitionProvisioner provisioner;
     private final DedupCache dedupCache;
 
     public PushService(Database database, QueueCatalog catalog, PayloadCipher cipher, CommitListener listener,
@@ -106,6 +108,7 @@ public final class PushService {
         this.listener = listener;
         this.zstdLevel = zstdLevel;
         this.fusion = new PushFusion(database, this);
+        this.provisioner = new PartitionProvisioner(database, catalog);
         this.dedupCache = new DedupCache(DEDUP_CACHE_ENTRIES);
     }
 
@@ -218,25 +221,19 @@ public final class PushService {
             }
         }
         if (!missing.isEmpty()) {
-            try (Connection c = database.connection()) {
-                c.setAutoCommit(true);
-                provision(c, tenant, missing, true);
-            }
+            provisioner.provision(tenant, missing);
         }
     }
 
     /**
-     * Provisioning inserts take names in ascending order (seed 000).
-     *
-     * @param cached false inside a caller's transaction: a row created there may still roll back, so
-     *               it must not enter the shared cache
+     * Provisions inside the caller's transaction, names in ascending order (seed 000). Nothing enters
+     * the shared cache here: a row created in a transaction may still roll back.
      */
-    void provision(Connection c, UUID tenant, List<Group> groups, boolean cached) throws SQLException {
+    void provision(Connection c, UUID tenant, List<Group> groups) throws SQLException {
         List<Group> byName = new ArrayList<>(groups);
         byName.sort(Comparator.<Group, String>comparing(g -> g.queue).thenComparing(g -> g.partition));
         for (Group g : byName) {
-            g.provisioned = cached ? catalog.resolve(c, tenant, g.queue, g.partition)
-                    : LogStore.provision(c, tenant, g.queue, g.partition);
+            g.provisioned = LogStore.provision(c, tenant, g.queue, g.partition);
         }
     }
 

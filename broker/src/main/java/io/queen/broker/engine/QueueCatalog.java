@@ -44,10 +44,18 @@ public final class QueueCatalog {
     private final Map<QueueKey, QueueEntry> queues = new ConcurrentHashMap<>();
     private final Map<PartitionKey, PartitionEntry> partitions = new ConcurrentHashMap<>();
 
-    /** The queue (and partition, when named) ids, created on first use. */
-    public LogStore.Provisioned resolve(Connection c, UUID tenant, String queue, String partition) throws SQLException {
-        LogStore.Provisioned hit = cached(tenant, queue, partition);
-        return hit != null ? hit : load(c, tenant, queue, partition);
+    /**
+     * The queue's id and options, the queue created on first use. Partitions are created by pushes
+     * only ({@link PartitionProvisioner}), which {@link #remember} them here.
+     */
+    public LogStore.Provisioned resolveQueue(Connection c, UUID tenant, String queue) throws SQLException {
+        LogStore.Provisioned hit = cached(tenant, queue, null);
+        if (hit != null) {
+            return hit;
+        }
+        QueueEntry q = new QueueEntry(LogStore.provision(c, tenant, queue, null), System.nanoTime());
+        queues.put(new QueueKey(tenant, queue), q);
+        return q.queue();
     }
 
     /** A fresh cached entry, or null; lets callers skip taking a connection on a hit. */
@@ -59,30 +67,14 @@ public final class QueueCatalog {
         return partition == null ? q.queue() : combine(q.queue(), partitions.get(new PartitionKey(tenant, queue, partition)));
     }
 
-    private LogStore.Provisioned load(Connection c, UUID tenant, String queue, String partition) throws SQLException {
-        QueueKey queueKey = new QueueKey(tenant, queue);
-        long now = System.nanoTime();
-        QueueEntry q = queues.get(queueKey);
-        if (q == null || !q.fresh(now) || partition == null) {
-            q = new QueueEntry(LogStore.provision(c, tenant, queue, null), now);
-            queues.put(queueKey, q);
-        }
-        if (partition == null) {
-            return q.queue();
-        }
-        PartitionKey key = new PartitionKey(tenant, queue, partition);
-        LogStore.Provisioned known = combine(q.queue(), partitions.get(key));
-        if (known != null) {
-            return known;
-        }
-        LogStore.Provisioned p = LogStore.provision(c, tenant, queue, partition);
+    /** Caches a partition provisioned elsewhere (committed), with its queue's options as of now. */
+    public void remember(UUID tenant, String queue, String partition, LogStore.Provisioned p) {
         if (partitions.size() >= MAX_PARTITIONS) {
             partitions.clear(); // Rare and cheap to refill; keeps memory bounded with unbounded partition counts.
         }
-        partitions.put(key, new PartitionEntry(p.queueId(), p.partitionId()));
-        queues.put(queueKey, new QueueEntry(new LogStore.Provisioned(p.queueId(), null, p.dedupWindowSeconds(),
-                p.encryptionEnabled()), now));
-        return p;
+        partitions.put(new PartitionKey(tenant, queue, partition), new PartitionEntry(p.queueId(), p.partitionId()));
+        queues.put(new QueueKey(tenant, queue), new QueueEntry(new LogStore.Provisioned(p.queueId(), null,
+                p.dedupWindowSeconds(), p.encryptionEnabled()), System.nanoTime()));
     }
 
     /** The partition answer, when the partition's entry belongs to this incarnation of the queue. */

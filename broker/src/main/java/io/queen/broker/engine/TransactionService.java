@@ -74,7 +74,7 @@ public final class TransactionService {
             c.setAutoCommit(false);
             try {
                 if (!groups.isEmpty()) {
-                    push.provision(c, tenant, groups, false);
+                    push.provision(c, tenant, groups);
                     batch.add(groups);
                     push.writePartitions(c, batch, true);
                 }

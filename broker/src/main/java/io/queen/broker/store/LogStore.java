@@ -12,7 +12,9 @@ import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -78,6 +80,28 @@ public final class LogStore {
                 return new Provisioned(rs.getObject(1, UUID.class), rs.getObject(2, UUID.class), rs.getInt(3),
                         rs.getBoolean(4));
             }
+        }
+    }
+
+    /**
+     * The named partitions of a queue, created where missing in one statement
+     * ({@code log_provision_partitions_v1}), by name; the queue is created too if it is new.
+     */
+    public static Map<String, Provisioned> provisionPartitions(Connection c, UUID tenant, String queue,
+                                                               List<String> partitions) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT * FROM queen.log_provision_partitions_v1(?, ?, ?)")) {
+            ps.setObject(1, tenant);                                             // p_tenant
+            ps.setString(2, queue);                                              // p_queue
+            ps.setArray(3, c.createArrayOf("text", partitions.toArray()));       // p_partitions
+            Map<String, Provisioned> out = new HashMap<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getString(3), new Provisioned(rs.getObject(1, UUID.class), rs.getObject(2, UUID.class),
+                            rs.getInt(4), rs.getBoolean(5)));
+                }
+            }
+            return out;
         }
     }
 
