@@ -152,18 +152,29 @@ final class PartitionProvisioner {
         try {
             statements.incrementAndGet();
             Map<String, LogStore.Provisioned> made = LogStore.provisionPartitions(c, q.tenant(), q.queue(), names);
-            for (Want w : wants) {
-                LogStore.Provisioned p = made.get(w.partition());
-                if (p == null) {
-                    w.done().completeExceptionally(new SQLException("partition " + w.partition() + " of queue "
-                            + q.queue() + " was not provisioned", "P0002"));
-                } else {
-                    catalog.remember(q.tenant(), q.queue(), w.partition(), p);
-                    w.done().complete(p);
-                }
-            }
+            answer(q, wants, made);
         } catch (SQLException e) {
-            wants.forEach(w -> w.done().completeExceptionally(e));
+            if (names.size() == 1) {
+                wants.forEach(w -> w.done().completeExceptionally(e));
+                return;
+            }
+            // One name PostgreSQL refuses must not fail the requests that merely waited with it.
+            for (String name : names) {
+                create(c, q, wants.stream().filter(w -> w.partition().equals(name)).toList());
+            }
+        }
+    }
+
+    private void answer(QueueKey q, List<Want> wants, Map<String, LogStore.Provisioned> made) {
+        for (Want w : wants) {
+            LogStore.Provisioned p = made.get(w.partition());
+            if (p == null) {
+                w.done().completeExceptionally(new SQLException("partition " + w.partition() + " of queue "
+                        + q.queue() + " was not provisioned", "P0002"));
+            } else {
+                catalog.remember(q.tenant(), q.queue(), w.partition(), p);
+                w.done().complete(p);
+            }
         }
     }
 

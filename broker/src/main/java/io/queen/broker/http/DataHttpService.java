@@ -96,6 +96,12 @@ public final class DataHttpService implements HttpService {
         return out.raw("]").toByteArray();
     }
 
+    /**
+     * PostgreSQL cannot store NUL in text, and a btree entry holds about 2.7 KB: past these a name
+     * fails in SQL, and since new partitions of a queue are created together, it is refused here.
+     */
+    static final int MAX_PARTITION_NAME_BYTES = 2048;
+
     /** @param payload the item's payload exactly as sent, or null when the item has none */
     static PushService.Item pushItem(JsonNode item, byte[] payload, int index) {
         if (item == null || !item.isObject()) {
@@ -108,6 +114,11 @@ public final class DataHttpService implements HttpService {
                 throw new BadRequestException("bad body: items[" + index + "].partition must be a non-empty string");
             }
             partition = item.get("partition").asText();
+            if (partition.indexOf('\u0000') >= 0
+                    || partition.getBytes(StandardCharsets.UTF_8).length > MAX_PARTITION_NAME_BYTES) {
+                throw new BadRequestException("bad body: items[" + index + "].partition must be at most "
+                        + MAX_PARTITION_NAME_BYTES + " bytes of UTF-8 without NUL characters");
+            }
         }
         if (payload == null) {
             throw new BadRequestException("bad body: items[" + index + "].payload is required");

@@ -177,6 +177,51 @@ class PartitionProvisionerIT {
     }
 
     @Test
+    void aNamePostgresRefusesFailsOnlyItsOwnRequest() throws Exception {
+        PartitionProvisioner p = new PartitionProvisioner(database, new QueueCatalog());
+        String queue = "prov-refused-" + UUID.randomUUID();
+        StringBuilder noise = new StringBuilder();
+        java.util.Random random = new java.util.Random(7);
+        while (noise.length() < 9000) {
+            noise.append(Long.toString(random.nextLong(), 36));
+        }
+        String tooLong = noise.toString(); // incompressible, past what a btree entry holds: the insert fails
+        List<PushService.Group> bad = List.of(group(queue, tooLong));
+        List<List<PushService.Group>> good = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            good.add(List.of(group(queue, "ok-" + i)));
+        }
+        ReentrantLock creating = p.lockOf(TENANT, queue);
+        creating.lock(); // all six wait together and land in one statement, which fails
+        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<?> refused = threads.submit(() -> {
+                assertThrows(SQLException.class, () -> p.provision(TENANT, bad));
+                return null;
+            });
+            List<Future<?>> done = new ArrayList<>();
+            for (List<PushService.Group> r : good) {
+                done.add(threads.submit(() -> {
+                    p.provision(TENANT, r);
+                    return null;
+                }));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (p.queued(TENANT, queue) < 6 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(6, p.queued(TENANT, queue));
+            creating.unlock();
+            refused.get(30, TimeUnit.SECONDS);
+            for (Future<?> f : done) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        }
+        assertEquals(5, idsByName(good).size());
+        assertEquals(5, partitionsOf(queue));
+        assertEquals(5, partitionsCounted(queue));
+    }
+
+    @Test
     void theCatalogHoldsWhatWasProvisioned() throws Exception {
         QueueCatalog catalog = new QueueCatalog();
         PartitionProvisioner p = new PartitionProvisioner(database, catalog);

@@ -55,6 +55,13 @@ class PushBodyTest {
     }
 
     @Test
+    void aPartitionNameOfTheLongestAcceptedLengthIsKept() {
+        String name = "é".repeat(1024); // 2,048 bytes of UTF-8
+        List<PushService.Item> items = parse("{\"items\":[{\"queue\":\"q\",\"partition\":\"" + name + "\",\"payload\":1}]}");
+        assertEquals(name, items.get(0).partition());
+    }
+
+    @Test
     void anEmptyItemListIsAccepted() {
         assertEquals(List.of(), parse("{\"items\":[]}"));
     }
@@ -66,7 +73,9 @@ class PushBodyTest {
                 "{\"items\":[]} trailing", "{\"items\":[{\"queue\":1,\"payload\":1}]}",
                 "{\"items\":[{\"queue\":\"q\",\"partition\":{\"a\":1},\"payload\":1}]}",
                 "{\"items\":[{\"queue\":\"q\",\"transactionId\":5,\"payload\":1}]}",
-                "{\"items\":[{\"queue\":\"\",\"payload\":1}]}")) {
+                "{\"items\":[{\"queue\":\"\",\"payload\":1}]}",
+                "{\"items\":[{\"queue\":\"q\",\"partition\":\"a\\u0000b\",\"payload\":1}]}",
+                "{\"items\":[{\"queue\":\"q\",\"partition\":\"" + "p".repeat(2049) + "\",\"payload\":1}]}")) {
             BadRequestException e = assertThrows(BadRequestException.class, () -> parse(bad), bad);
             assertTrue(e.getMessage().startsWith("bad body"), e.getMessage());
         }
