@@ -297,34 +297,37 @@ public final class DataHttpService implements HttpService {
     }
 
     private void ackBatch(ServerRequest req, ServerResponse res) throws SQLException {
-        JsonNode body = badBodyOnError(req);
-        JsonNode list = body.get("acknowledgments");
-        if (list == null || !list.isArray()) {
-            throw new BadRequestException("bad body: acknowledgments must be an array");
+        byte[] raw;
+        try {
+            raw = Json.rawBody(req);
+        } catch (BadRequestException e) {
+            throw new BadRequestException("bad body: " + e.getMessage());
         }
-        String group = text(body, "consumerGroup", Tenants.QUEUE_MODE);
-        List<AckService.Item> items = new ArrayList<>(list.size());
-        for (int i = 0; i < list.size(); i++) {
-            items.add(ackItem(list.get(i), i));
-        }
-        sendAckResults(res, items.isEmpty() ? List.of() : ack.ack(tenancy.of(req), group, items));
+        AckBatchBody.Parsed body = AckBatchBody.parse(raw);
+        List<AckService.Item> items = body.items();
+        sendAckResults(res, items.isEmpty() ? List.of() : ack.ack(tenancy.of(req), body.consumerGroup(), items));
     }
 
     static AckService.Item ackItem(JsonNode item, int index) {
         if (item == null || !item.isObject()) {
             throw new BadRequestException("bad body: acknowledgments[" + index + "] must be an object");
         }
-        String partition = text(item, "partitionId", "");
+        JsonNode status = item.get("status");
+        return ackItem(text(item, "transactionId", ""), text(item, "partitionId", ""),
+                status == null || status.isNull() ? null : status.asText(), text(item, "leaseId", ""),
+                item.hasNonNull("error") ? item.get("error").asText() : null);
+    }
+
+    /** @param status as sent, null when absent or JSON null */
+    static AckService.Item ackItem(String transactionId, String partition, String status, String leaseId,
+                                   String error) {
         UUID partitionId;
         try {
             partitionId = UUID.fromString(partition);
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("bad body: partitionId \"" + partition + "\" is not a UUID");
         }
-        JsonNode status = item.get("status");
-        return new AckService.Item(text(item, "transactionId", ""), partitionId,
-                AckDecision.normalise(status == null || status.isNull() ? null : status.asText()),
-                text(item, "leaseId", ""), item.hasNonNull("error") ? item.get("error").asText() : null);
+        return new AckService.Item(transactionId, partitionId, AckDecision.normalise(status), leaseId, error);
     }
 
     private void sendAckResults(ServerResponse res, List<AckService.Result> results) {
