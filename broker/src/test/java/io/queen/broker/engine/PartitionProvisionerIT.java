@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -62,22 +63,58 @@ class PartitionProvisionerIT {
         return new PushService.Group(queue, partition);
     }
 
-    /** Each request provisions its groups on a virtual thread; returns them once all are done. */
-    private static List<List<PushService.Group>> runConcurrently(PartitionProvisioner p, List<List<PushService.Group>> requests)
-            throws Exception {
+    /** A task that provisions one request's groups. */
+    private static Callable<Void> provisioning(PartitionProvisioner p, List<PushService.Group> request) {
+        return () -> {
+            p.provision(TENANT, request);
+            return null;
+        };
+    }
+
+    /** Runs the tasks on virtual threads, once {@code release} returns, and waits for all of them. */
+    private static void runAll(List<Callable<Void>> tasks, Callable<Void> release) throws Exception {
         try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<?>> done = new ArrayList<>();
-            for (List<PushService.Group> r : requests) {
-                done.add(threads.submit(() -> {
-                    p.provision(TENANT, r);
-                    return null;
-                }));
+            for (Callable<Void> t : tasks) {
+                done.add(threads.submit(t));
             }
+            release.call();
             for (Future<?> f : done) {
                 f.get(30, TimeUnit.SECONDS);
             }
         }
+    }
+
+    /** Each request provisions its groups on a virtual thread; returns them once all are done. */
+    private static List<List<PushService.Group>> runConcurrently(PartitionProvisioner p, List<List<PushService.Group>> requests)
+            throws Exception {
+        runAll(requests.stream().map(r -> provisioning(p, r)).toList(), () -> null);
         return requests;
+    }
+
+    /**
+     * Runs the tasks while the queue's creator lock is held, as if another request were creating,
+     * until {@code wants} wants are queued behind it; then lets them go and waits for all.
+     */
+    private static void runPiledUp(PartitionProvisioner p, String queue, int wants, List<Callable<Void>> tasks)
+            throws Exception {
+        ReentrantLock creating = p.lockOf(TENANT, queue);
+        creating.lock();
+        try {
+            runAll(tasks, () -> {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (p.queued(TENANT, queue) < wants && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+                assertEquals(wants, p.queued(TENANT, queue));
+                creating.unlock();
+                return null;
+            });
+        } finally {
+            if (creating.isHeldByCurrentThread()) {
+                creating.unlock();
+            }
+        }
     }
 
     private static long count(String sql, String queue) throws SQLException {
@@ -125,26 +162,7 @@ class PartitionProvisionerIT {
             // Overlapping names across requests, and a request naming two partitions.
             requests.add(List.of(group(queue, "p" + (i % 12)), group(queue, "extra-" + i)));
         }
-        ReentrantLock creating = p.lockOf(TENANT, queue);
-        creating.lock(); // as if another request were creating: all 20 queue up behind it
-        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
-            List<Future<?>> done = new ArrayList<>();
-            for (List<PushService.Group> r : requests) {
-                done.add(threads.submit(() -> {
-                    p.provision(TENANT, r);
-                    return null;
-                }));
-            }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (p.queued(TENANT, queue) < 40 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
-            assertEquals(40, p.queued(TENANT, queue));
-            creating.unlock();
-            for (Future<?> f : done) {
-                f.get(30, TimeUnit.SECONDS);
-            }
-        }
+        runPiledUp(p, queue, 40, requests.stream().map(r -> provisioning(p, r)).toList());
         assertEquals(1, p.statements(), "one statement for every request that waited");
         assertEquals(32, idsByName(requests).size());
         assertEquals(32, partitionsOf(queue));
@@ -191,31 +209,13 @@ class PartitionProvisionerIT {
         for (int i = 0; i < 5; i++) {
             good.add(List.of(group(queue, "ok-" + i)));
         }
-        ReentrantLock creating = p.lockOf(TENANT, queue);
-        creating.lock(); // all six wait together and land in one statement, which fails
-        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
-            Future<?> refused = threads.submit(() -> {
-                assertThrows(SQLException.class, () -> p.provision(TENANT, bad));
-                return null;
-            });
-            List<Future<?>> done = new ArrayList<>();
-            for (List<PushService.Group> r : good) {
-                done.add(threads.submit(() -> {
-                    p.provision(TENANT, r);
-                    return null;
-                }));
-            }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (p.queued(TENANT, queue) < 6 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
-            assertEquals(6, p.queued(TENANT, queue));
-            creating.unlock();
-            refused.get(30, TimeUnit.SECONDS);
-            for (Future<?> f : done) {
-                f.get(30, TimeUnit.SECONDS);
-            }
-        }
+        // All six wait together and land in one statement, which fails.
+        List<Callable<Void>> tasks = new ArrayList<>(good.stream().map(r -> provisioning(p, r)).toList());
+        tasks.add(() -> {
+            assertThrows(SQLException.class, () -> p.provision(TENANT, bad));
+            return null;
+        });
+        runPiledUp(p, queue, 6, tasks);
         assertEquals(5, idsByName(good).size());
         assertEquals(5, partitionsOf(queue));
         assertEquals(5, partitionsCounted(queue));
@@ -240,21 +240,17 @@ class PartitionProvisionerIT {
         closed.close();
         PartitionProvisioner p = new PartitionProvisioner(closed, new QueueCatalog());
         Set<String> failures = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
-            List<Future<?>> done = new ArrayList<>();
-            for (int i = 0; i < 10; i++) {
-                String name = "p" + i;
-                done.add(threads.submit(() -> {
-                    SQLException e = assertThrows(SQLException.class,
-                            () -> p.provision(TENANT, List.of(group("prov-gone", name))));
-                    failures.add(name + ": " + e.getMessage());
-                    return null;
-                }));
-            }
-            for (Future<?> f : done) {
-                f.get(30, TimeUnit.SECONDS);
-            }
+        List<Callable<Void>> tasks = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            String name = "p" + i;
+            tasks.add(() -> {
+                SQLException e = assertThrows(SQLException.class,
+                        () -> p.provision(TENANT, List.of(group("prov-gone", name))));
+                failures.add(name + ": " + e.getMessage());
+                return null;
+            });
         }
+        runAll(tasks, () -> null);
         assertEquals(10, failures.size(), failures.toString());
     }
 }

@@ -3,7 +3,6 @@ package io.queen.broker.engine.segment;
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdCompressCtx;
 import com.github.luben.zstd.ZstdDecompressCtx;
-import com.github.luben.zstd.ZstdException;
 
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -72,10 +71,7 @@ final class ZstdContexts {
             if (output.length < bound) {
                 output = new byte[bound];
             }
-            int size = ctx.compressByteArray(output, 0, output.length, input, 0, length);
-            if (Zstd.isError(size)) {
-                throw new ZstdException(size);
-            }
+            int size = ctx.compressByteArray(output, 0, output.length, input, 0, length); // throws on a zstd error
             ok = true;
             return Arrays.copyOf(output, size);
         }
