@@ -16,6 +16,9 @@ import java.util.logging.Logger;
 final class JobLoop implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(JobLoop.class.getName());
     private static final long FAILURE_LOG_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+    /** The first tick comes within this long of boot, however long the period: a fresh replica's
+     *  first retention or stats run should not wait up to half a minute-long poll interval. */
+    static final long FIRST_TICK_SPREAD_MS = 5_000;
 
     private final String name;
     private final long tickMs;
@@ -55,8 +58,7 @@ final class JobLoop implements AutoCloseable {
     }
 
     private void loop() {
-        // A first short, random delay de-phases replicas that boot together.
-        long delay = ThreadLocalRandom.current().nextLong(Math.max(1, tickMs / 2) + 1);
+        long delay = firstDelay(tickMs);
         while (!stopping) {
             try {
                 Thread.sleep(delay);
@@ -120,6 +122,11 @@ final class JobLoop implements AutoCloseable {
 
     private static long elapsedMs(long startNanos) {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    /** A first short, random delay de-phases replicas that boot together. */
+    static long firstDelay(long tickMs) {
+        return ThreadLocalRandom.current().nextLong(Math.clamp(tickMs / 2, 1, FIRST_TICK_SPREAD_MS) + 1);
     }
 
     static long jittered(long ms) {

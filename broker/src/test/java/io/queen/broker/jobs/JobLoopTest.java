@@ -125,6 +125,19 @@ class JobLoopTest {
     }
 
     @Test
+    void theFirstTickComesWithinHalfATickAndNeverLaterThanFiveSeconds() {
+        long longest = 0;
+        for (int i = 0; i < 500; i++) {
+            long minutePoll = JobLoop.firstDelay(60_000);
+            assertTrue(minutePoll >= 0 && minutePoll <= 5_000, "first delay " + minutePoll);
+            longest = Math.max(longest, minutePoll);
+            long shortPoll = JobLoop.firstDelay(400);
+            assertTrue(shortPoll >= 0 && shortPoll <= 200, "first delay " + shortPoll);
+        }
+        assertTrue(longest > 2_500, "the spread is used: longest " + longest);
+    }
+
+    @Test
     void leasesOutliveTheirPeriodAndPollsAreATenthOfIt() {
         assertEquals(60_000, LeaseTurn.leaseMs(5_000));
         assertEquals(1_200_000, LeaseTurn.leaseMs(600_000));
