@@ -81,21 +81,121 @@ BEGIN
 END;
 $$;
 
--- Partitions of a queue that may have something for the group: data beyond
--- the cursor (or no cursor yet) and no live lease. Random order spreads
--- concurrent consumers over partitions (spec 13.7); SKIP LOCKED in the claim
--- resolves the races this read cannot see.
+-- Empty-scan watermark (spec 13.7, table consumer_watermarks). Once a
+-- (queue, group) scan found nothing and a re-check that ignores leases confirmed
+-- that no partition has anything past the group's cursor, later scans look only
+-- at partitions written since then (last_write_at, with 2 minutes of slack for
+-- pushes in flight and the per-second quantization), which the
+-- (queue_id, last_write_at) index serves. An idle queue of 10,000 partitions is
+-- then no longer a full scan on every pop that answers at once and on every idle
+-- re-check of a long-poll.
+--
+-- What may make an old partition pending again without a write moves a cursor
+-- back or deletes it: seeks, subscription moves and group deletes. Those drop
+-- the watermark through log_watermark_reset_v1, which takes (blocking) the
+-- advisory lock the advance only tries, so an advance whose re-check read the
+-- state before such a change cannot write its watermark after it. Per queue the
+-- lock is keyed on (queue, group); a reset across a tenant's queues takes the
+-- group's key, which every advance also tries in shared mode. Resets take it
+-- first, before any cursor lock (advisory precedes log_consumers in the order of
+-- seed 000); the advance only tries, so it never waits.
+CREATE OR REPLACE FUNCTION queen.log_watermark_key_v1(p_queue_id uuid, p_group text)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT hashtextextended(COALESCE(p_queue_id::text, '*') || '|' || p_group, 737100)
+$$;
+
+-- Drops the group's watermarks on the given queues, or with p_queue_ids NULL
+-- on every queue of p_tenant (under the group's key). Call before taking any
+-- log_consumers lock.
+CREATE OR REPLACE FUNCTION queen.log_watermark_reset_v1(p_queue_ids uuid[], p_group text, p_tenant uuid)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_queue uuid;
+BEGIN
+    IF p_queue_ids IS NULL THEN
+        PERFORM pg_advisory_xact_lock(queen.log_watermark_key_v1(NULL, p_group));
+        DELETE FROM queen.consumer_watermarks w
+         USING queen.queues q
+         WHERE w.queue_id = q.id AND w.consumer_group = p_group AND q.tenant_id = p_tenant;
+        RETURN;
+    END IF;
+    FOR v_queue IN SELECT DISTINCT u FROM unnest(p_queue_ids) u WHERE u IS NOT NULL ORDER BY u LOOP
+        PERFORM pg_advisory_xact_lock(queen.log_watermark_key_v1(v_queue, p_group));
+    END LOOP;
+    DELETE FROM queen.consumer_watermarks w
+     WHERE w.queue_id = ANY (p_queue_ids) AND w.consumer_group = p_group;
+END;
+$$;
+
+-- After an empty scan: at most every 30 s per (queue, group), re-checks the
+-- scanned window ignoring leases (a leased partition or one without a cursor row
+-- still counts as pending) and moves the watermark to now() only if nothing is
+-- pending. A leased span stays visible to later scans this way, so its lease
+-- expiry and a failed ack's retry are never hidden. Returns whether it moved.
+CREATE OR REPLACE FUNCTION queen.log_watermark_advance_v1(p_queue_id uuid, p_group text)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_floor timestamptz;
+    v_checked timestamptz;
+    v_pending boolean;
+BEGIN
+    IF NOT pg_try_advisory_xact_lock_shared(queen.log_watermark_key_v1(NULL, p_group))
+       OR NOT pg_try_advisory_xact_lock(queen.log_watermark_key_v1(p_queue_id, p_group)) THEN
+        RETURN false; -- a reset (or another advance) is at it
+    END IF;
+    -- Read again under the lock: a reset may have committed since the scan read it.
+    SELECT w.last_empty_scan_at - interval '2 minutes', w.updated_at INTO v_floor, v_checked
+      FROM queen.consumer_watermarks w
+     WHERE w.queue_id = p_queue_id AND w.consumer_group = p_group;
+    IF v_checked > now() - interval '30 seconds' THEN
+        RETURN false;
+    END IF;
+    EXECUTE 'SELECT EXISTS (SELECT 1 FROM queen.log_partitions lp'
+         || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
+         || ' WHERE lp.queue_id = $1 AND lp.last_write_at >= $3 AND lp.last_offset > COALESCE(c.committed, -1))'
+       INTO v_pending
+      USING p_queue_id, p_group, COALESCE(v_floor, '-infinity'::timestamptz);
+    INSERT INTO queen.consumer_watermarks AS w (queue_id, consumer_group, last_empty_scan_at, updated_at)
+    VALUES (p_queue_id, p_group, CASE WHEN v_pending THEN 'epoch'::timestamptz ELSE now() END, now())
+    ON CONFLICT (queue_id, consumer_group) DO UPDATE
+       SET last_empty_scan_at = CASE WHEN v_pending THEN w.last_empty_scan_at ELSE EXCLUDED.last_empty_scan_at END,
+           updated_at = EXCLUDED.updated_at;
+    RETURN NOT v_pending;
+EXCEPTION WHEN foreign_key_violation THEN
+    RETURN false; -- the queue was deleted meanwhile
+END;
+$$;
+
+-- Partitions of a queue that may have something for the group: written since
+-- the group's empty-scan watermark, data beyond the cursor (or no cursor yet)
+-- and no live lease. Random order spreads concurrent consumers over partitions
+-- (spec 13.7); SKIP LOCKED in the claim resolves the races this read cannot
+-- see. Planned per call (EXECUTE): the window's width, from a few partitions to
+-- the whole queue, decides between the index and a scan, which a generic plan
+-- could not know. An empty answer may advance the watermark.
 CREATE OR REPLACE FUNCTION queen.log_pop_candidates_v1(p_queue_id uuid, p_group text, p_limit integer)
 RETURNS TABLE (partition_id uuid, partition_name text)
-LANGUAGE sql STABLE AS $$
-    SELECT lp.id, lp.name
-    FROM queen.log_partitions lp
-    LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = p_group
-    WHERE lp.queue_id = p_queue_id
-      AND lp.last_offset > COALESCE(c.committed, -1)
-      AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < now())
-    ORDER BY random()
-    LIMIT p_limit
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_floor timestamptz;
+BEGIN
+    SELECT w.last_empty_scan_at - interval '2 minutes' INTO v_floor
+      FROM queen.consumer_watermarks w
+     WHERE w.queue_id = p_queue_id AND w.consumer_group = p_group;
+    RETURN QUERY EXECUTE
+           'SELECT lp.id, lp.name FROM queen.log_partitions lp'
+        || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
+        || ' WHERE lp.queue_id = $1 AND lp.last_write_at >= $3 AND lp.last_offset > COALESCE(c.committed, -1)'
+        || ' AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < now())'
+        || ' ORDER BY random() LIMIT $4'
+      USING p_queue_id, p_group, COALESCE(v_floor, '-infinity'::timestamptz), p_limit;
+    IF NOT FOUND THEN
+        PERFORM queen.log_watermark_advance_v1(p_queue_id, p_group);
+    END IF;
+END;
 $$;
 
 -- log_pop_v1's row type changed across builds upstream, so it is dropped and

@@ -83,11 +83,11 @@ END;
 $$;
 
 -- -----------------------------------------------------------------------------
--- queen.log_seek_consumer_group_v1: seeks the group's cursor on every partition
--- of one queue of the tenant, in ascending partition id (the lock order), then
--- drops the (queue, group) empty-scan watermark so the wildcard candidate scan
--- sees partitions the seek made pending again, and publishes a whole-queue
--- hot-list repair in the same transaction. Returns the names of the partitions
+-- queen.log_seek_consumer_group_v1: drops the (queue, group) empty-scan
+-- watermark so the wildcard candidate scan sees partitions the seek makes
+-- pending again, seeks the group's cursor on every partition of one queue of
+-- the tenant, in ascending partition id (the lock order), and publishes a
+-- whole-queue hot-list repair in the same transaction. Returns the names of the partitions
 -- seeked (the broker wakes parked pops with them); an empty array means the
 -- queue does not exist for the tenant or has no partitions, and nothing is
 -- written.
@@ -105,22 +105,21 @@ BEGIN
         RAISE EXCEPTION 'log_seek_consumer_group_v1: toEnd or a timestamp is required'
             USING ERRCODE = '22023';
     END IF;
+    SELECT q.id INTO v_queue_id FROM queen.queues q WHERE q.tenant_id = p_tenant AND q.name = p_queue;
+    IF v_queue_id IS NULL OR NOT EXISTS (SELECT 1 FROM queen.log_partitions p WHERE p.queue_id = v_queue_id) THEN
+        RETURN v_names;
+    END IF;
+    -- First, before the cursor locks (see log_watermark_reset_v1).
+    PERFORM queen.log_watermark_reset_v1(ARRAY[v_queue_id], p_group, p_tenant);
     FOR v_p IN
-        SELECT p.id, p.name, p.last_offset, p.log_start, p.queue_id
+        SELECT p.id, p.name, p.last_offset, p.log_start
           FROM queen.log_partitions p
-          JOIN queen.queues q ON q.id = p.queue_id
-         WHERE q.tenant_id = p_tenant AND q.name = p_queue
+         WHERE p.queue_id = v_queue_id
          ORDER BY p.id
     LOOP
         PERFORM queen.log_seek_one_v1(v_p.id, v_p.last_offset, v_p.log_start, p_group, p_to_end, p_timestamp);
         v_names := v_names || v_p.name;
-        v_queue_id := v_p.queue_id;
     END LOOP;
-    IF v_queue_id IS NULL THEN
-        RETURN v_names;
-    END IF;
-    DELETE FROM queen.consumer_watermarks w
-     WHERE w.queue_id = v_queue_id AND w.consumer_group = p_group;
     PERFORM queen.hotlist_repair_publish_v1(p_tenant, p_queue, p_group, NULL, 'seek-queue');
     RETURN v_names;
 END;
@@ -150,9 +149,8 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
+    PERFORM queen.log_watermark_reset_v1(ARRAY[v_p.queue_id], p_group, p_tenant);
     PERFORM queen.log_seek_one_v1(v_p.id, v_p.last_offset, v_p.log_start, p_group, p_to_end, p_timestamp);
-    DELETE FROM queen.consumer_watermarks w
-     WHERE w.queue_id = v_p.queue_id AND w.consumer_group = p_group;
     PERFORM queen.hotlist_repair_publish_v1(p_tenant, p_queue, p_group, p_partition, 'seek-partition');
     RETURN true;
 END;
@@ -178,9 +176,7 @@ BEGIN
        SET subscription_timestamp = p_timestamp
      WHERE m.consumer_group = p_group AND m.tenant_id = p_tenant;
     GET DIAGNOSTICS v_rows = ROW_COUNT;
-    DELETE FROM queen.consumer_watermarks w
-     USING queen.queues q
-     WHERE w.queue_id = q.id AND w.consumer_group = p_group AND q.tenant_id = p_tenant;
+    PERFORM queen.log_watermark_reset_v1(NULL, p_group, p_tenant);
     RETURN v_rows;
 END;
 $$;

@@ -155,7 +155,18 @@ DECLARE
     v_cursor_names text[];
     v_meta_queues uuid[] := ARRAY[]::uuid[];
     v_name text;
+    v_queue uuid;
 BEGIN
+    -- The empty-scan watermarks go first, before the cursor locks (log_watermark_reset_v1).
+    IF p_queue IS NULL THEN
+        PERFORM queen.log_watermark_reset_v1(NULL, p_group, p_tenant);
+    ELSE
+        SELECT q.id INTO v_queue FROM queen.queues q WHERE q.tenant_id = p_tenant AND q.name = p_queue;
+        IF v_queue IS NOT NULL THEN
+            PERFORM queen.log_watermark_reset_v1(ARRAY[v_queue], p_group, p_tenant);
+        END IF;
+    END IF;
+
     WITH locked AS MATERIALIZED (
         SELECT c.partition_id, q.id AS queue_id, q.name::text AS queue_name
           FROM queen.log_consumers c
@@ -176,11 +187,6 @@ BEGIN
            COALESCE(array_agg(DISTINCT g.queue_name), ARRAY[]::text[])
       INTO v_deleted, v_cursor_queues, v_cursor_names
       FROM gone g;
-
-    DELETE FROM queen.consumer_watermarks w
-     USING queen.queues q
-     WHERE w.queue_id = q.id AND w.consumer_group = p_group
-       AND q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue);
 
     IF p_delete_metadata THEN
         WITH gone AS (
