@@ -69,6 +69,20 @@ final class BrokerHttp implements AutoCloseable {
         return parse("GET", path, res, 200);
     }
 
+    /**
+     * {@code GET /api/v1/pop/queue/<queue>?wait=false}; returns whether it answered 204 (nothing to
+     * deliver). Anything else but 200 is an error.
+     */
+    boolean popFindsNothing(String queue, int batch) throws IOException {
+        String path = "/api/v1/pop/queue/" + queue + "?batch=" + batch + "&wait=false";
+        Http1Connection.Response res = exchange("GET", path, null, REQUEST_TIMEOUT_MS);
+        if (res.status() == 204) {
+            return true;
+        }
+        parse("GET", path, res, 200);
+        return false;
+    }
+
     /** {@code POST /api/v1/ack/batch}; returns the per-item result array. */
     JsonNode ackBatch(String body) throws IOException {
         return post("/api/v1/ack/batch", body, 200);

@@ -26,6 +26,8 @@ final class ReportTable {
             row(sb, "delivery p50 ms " + at, results, r -> ms(r.latency().delivery().latencies().percentileMs(50)));
             row(sb, "delivery p99 ms " + at, results, r -> ms(r.latency().delivery().latencies().percentileMs(99)));
         }
+        row(sb, "idle empty pop ms full/watermark", results, r -> String.format("%.2f/%.2f",
+                r.idlePop().fullScanMs(), r.idlePop().watermarkMs()));
         row(sb, "broker peak RSS MB", results, r -> String.format("%,.0f", r.brokerPeakRssMb()));
         row(sb, "CPU s broker/client/wall", results, r -> String.format("%.0f/%.0f/%.0f", r.cpu().brokerSeconds(),
                 r.cpu().clientSeconds(), r.cpu().wallSeconds()));

@@ -14,8 +14,8 @@ import java.util.List;
 /**
  * One partition count, on a fresh database and a fresh broker process: warm up until the broker's
  * JIT compiler settles (on a side queue, unmeasured), push all messages, then
- * consume them all, then the fixed-rate latency run, then (broker stopped) the raw PostgreSQL
- * ceiling on the same database.
+ * consume them all, then the fixed-rate latency run, then immediate pops on the idle queue, then
+ * (broker stopped) the raw PostgreSQL ceiling on the same database.
  */
 final class Scenario {
     static final String QUEUE = "bench";
@@ -57,6 +57,7 @@ final class Scenario {
             ScenarioResult.CpuUse cpu;
             CpuMeter.PerMessage pushCpu;
             double pushCompilerShare;
+            IdlePopPhase.Outcome idlePop;
             try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log);
                  BrokerHttp http = new BrokerHttp(broker.baseUri())) {
                 say("broker pid " + broker.pid() + " at " + broker.baseUri() + ", database " + db.name()
@@ -85,6 +86,10 @@ final class Scenario {
                     settle(db, "latency run");
                     latency = latencyRun(http);
                 }
+                idlePop = IdlePopPhase.run(db, http, QUEUE, options.batch());
+                say(String.format("idle queue, immediate empty pop: %.2f ms reading every partition, %.2f ms after "
+                        + "the empty-scan watermark (mean of %d each)", idlePop.fullScanMs(), idlePop.watermarkMs(),
+                        IdlePopPhase.POPS));
                 cpu = new ScenarioResult.CpuUse(broker.cpuSeconds() - brokerCpu, clientCpuSeconds() - clientCpu,
                         (System.nanoTime() - wallStart) / 1e9);
                 rss = broker.peakRssMb();
@@ -95,7 +100,7 @@ final class Scenario {
             CpuMeter.PerMessage ceilingPerMessage = CpuMeter.PerMessage.between(CpuMeter.Sample.ZERO, ceiling.cpu(),
                     CEILING_RUNS * ceiling.median().messages());
             say("raw PG ceiling CPU: " + ceilingPerMessage.describe());
-            return new ScenarioResult(partitions, push, consume, latency, rss, cpu, ceiling.median(), pushCpu,
+            return new ScenarioResult(partitions, push, consume, latency, idlePop, rss, cpu, ceiling.median(), pushCpu,
                     pushCompilerShare, ceilingPerMessage);
         } finally {
             pg.dropDatabase(db);

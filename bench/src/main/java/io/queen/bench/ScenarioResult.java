@@ -7,7 +7,7 @@ package io.queen.bench;
  * its JIT compiler threads used (NaN where /proc cannot tell).
  */
 record ScenarioResult(int partitions, PushPhase.Outcome push, ConsumePhase.Outcome consume, LatencyRun latency,
-                      double brokerPeakRssMb, CpuUse cpu, CeilingPhase.Outcome ceiling,
+                      IdlePopPhase.Outcome idlePop, double brokerPeakRssMb, CpuUse cpu, CeilingPhase.Outcome ceiling,
                       CpuMeter.PerMessage pushCpu, double pushCompilerShare, CpuMeter.PerMessage ceilingCpu) {
 
     /** CPU seconds of the broker and of this benchmark's JVM over the broker phases, and their wall time. */
