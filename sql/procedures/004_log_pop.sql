@@ -146,6 +146,11 @@ BEGIN
        OR NOT pg_try_advisory_xact_lock(queen.log_watermark_key_v1(p_queue_id, p_group)) THEN
         RETURN false; -- a reset (or another advance) is at it
     END IF;
+    -- Nor behind a queue delete: the watermark row's foreign key would wait for it.
+    PERFORM 1 FROM queen.queues q WHERE q.id = p_queue_id FOR KEY SHARE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
     -- Read again under the lock: a reset may have committed since the scan read it.
     SELECT w.last_empty_scan_at - interval '2 minutes', w.updated_at INTO v_floor, v_checked
       FROM queen.consumer_watermarks w
@@ -164,8 +169,6 @@ BEGIN
        SET last_empty_scan_at = CASE WHEN v_pending THEN w.last_empty_scan_at ELSE EXCLUDED.last_empty_scan_at END,
            updated_at = EXCLUDED.updated_at;
     RETURN NOT v_pending;
-EXCEPTION WHEN foreign_key_violation THEN
-    RETURN false; -- the queue was deleted meanwhile
 END;
 $$;
 

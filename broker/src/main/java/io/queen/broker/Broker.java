@@ -10,25 +10,37 @@ import io.queen.broker.config.MaintenanceSettings;
 import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.BrokerMetrics;
 import io.queen.broker.engine.CommitListener;
+import io.queen.broker.engine.ConsumerGroupAdminService;
 import io.queen.broker.engine.DeadLetterService;
 import io.queen.broker.engine.MaintenanceSwitches;
+import io.queen.broker.engine.MessageBrowseService;
+import io.queen.broker.engine.ObservabilityService;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.PushSpool;
+import io.queen.broker.engine.QueueAdminService;
 import io.queen.broker.engine.QueueCatalog;
 import io.queen.broker.engine.SeekService;
 import io.queen.broker.engine.TenantPurge;
+import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.wake.WakeHub;
+import io.queen.broker.http.AnalyticsHttpService;
+import io.queen.broker.http.ConsumerGroupAdminHttpService;
 import io.queen.broker.http.ConsumerGroupHttpService;
 import io.queen.broker.http.DataHttpService;
 import io.queen.broker.http.DeadLetterHttpService;
 import io.queen.broker.http.ErrorMapping;
 import io.queen.broker.http.HealthHttpService;
-import io.queen.broker.http.SystemHttpService;
 import io.queen.broker.http.Json;
+import io.queen.broker.http.MessagesHttpService;
+import io.queen.broker.http.MetricsHttpService;
+import io.queen.broker.http.QueueHttpService;
+import io.queen.broker.http.StatusHttpService;
+import io.queen.broker.http.SystemHttpService;
 import io.queen.broker.http.Tenancy;
+import io.queen.broker.http.TracesHttpService;
 import io.queen.broker.http.TransactionHttpService;
 import io.queen.broker.jobs.BackgroundJobs;
 import io.queen.broker.store.Database;
@@ -172,20 +184,20 @@ public final class Broker implements AutoCloseable {
         routing.register("/api/v1", new ConsumerGroupHttpService(s.seeks(), tenancy));
         // Management plane (api-management.md): one registration per service, below this line.
         routing.register("/api/v1", new SystemHttpService(s.switches(), s.spool(), new TenantPurge(s.database())));
-        routing.register("/api/v1", new io.queen.broker.http.QueueHttpService(new io.queen.broker.engine.QueueAdminService(
+        routing.register("/api/v1", new QueueHttpService(new QueueAdminService(
                 s.database(), s.catalog(), s.queueChanged(),
-                io.queen.broker.engine.QueueAdminService.DEFAULT_SAFE_FLOOR_SECONDS), tenancy));
-        routing.register("/api/v1", new io.queen.broker.http.ConsumerGroupAdminHttpService(
-                new io.queen.broker.engine.ConsumerGroupAdminService(s.database(), s.pop(), s.published()), tenancy));
-        routing.register("/api/v1", new io.queen.broker.http.MessagesHttpService(
-                new io.queen.broker.engine.MessageBrowseService(s.database(), s.cipher()), tenancy));
-        routing.register("/api/v1", new io.queen.broker.http.TracesHttpService(
-                new io.queen.broker.engine.TraceService(s.database()), tenancy));
-        io.queen.broker.http.MetricsHttpService.install(routing, s.metrics(), s.database(), s.switches(), s.spool());
-        routing.register("/api/v1", new io.queen.broker.http.StatusHttpService(
-                new io.queen.broker.engine.ObservabilityService(s.database()), s.spool(), s.database(), tenancy));
-        routing.register("/api/v1/analytics", new io.queen.broker.http.AnalyticsHttpService(
-                new io.queen.broker.engine.ObservabilityService(s.database()), tenancy));
+                QueueAdminService.DEFAULT_SAFE_FLOOR_SECONDS), tenancy));
+        routing.register("/api/v1", new ConsumerGroupAdminHttpService(
+                new ConsumerGroupAdminService(s.database(), s.pop(), s.published()), tenancy));
+        routing.register("/api/v1", new MessagesHttpService(
+                new MessageBrowseService(s.database(), s.cipher()), tenancy));
+        routing.register("/api/v1", new TracesHttpService(
+                new TraceService(s.database()), tenancy));
+        MetricsHttpService.install(routing, s.metrics(), s.database(), s.switches(), s.spool());
+        routing.register("/api/v1", new StatusHttpService(
+                new ObservabilityService(s.database()), s.spool(), s.database(), tenancy));
+        routing.register("/api/v1/analytics", new AnalyticsHttpService(
+                new ObservabilityService(s.database()), tenancy));
         routing.any("/api/*", (req, res) ->
                 Json.send(res, Status.NOT_FOUND_404, Json.object().put("error", "Not Found").put("code", "no_such_route")));
     }

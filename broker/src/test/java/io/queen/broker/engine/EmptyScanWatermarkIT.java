@@ -142,6 +142,32 @@ class EmptyScanWatermarkIT {
         assertTrue(watermarkMovedLately(queue, "q"));
     }
 
+    @Test
+    void anEmptyScanDoesNotWaitForAQueueDeleteInProgress() throws SQLException {
+        pushOneToEach("doomed", 2);
+        assertEquals(2, drainCount("/api/v1/pop/queue/doomed?batch=10&partitions=10&wait=false&autoAck=true"));
+        UUID queue = UUID.fromString(String.valueOf(scalar("SELECT id FROM queen.queues WHERE name = ?", "doomed")));
+        BrokerFixture.sql(db, "DELETE FROM queen.consumer_watermarks WHERE queue_id = '" + queue + "'");
+        try (Connection deleting = TestPostgres.connect(db); Connection scanning = TestPostgres.connect(db)) {
+            deleting.setAutoCommit(false);
+            try (PreparedStatement ps = deleting.prepareStatement("DELETE FROM queen.queues WHERE id = ?")) {
+                ps.setObject(1, queue);
+                assertEquals(1, ps.executeUpdate());
+            }
+            try (PreparedStatement timeout = scanning.prepareStatement("SET statement_timeout = '3s'")) {
+                timeout.execute();
+            }
+            // Waiting on the delete's row lock would end in the statement timeout, an exception here.
+            try (PreparedStatement ps = scanning.prepareStatement(
+                    "SELECT partition_name FROM queen.log_pop_candidates_v1(?, ?, 512)")) {
+                assertTrue(names(ps, queue, "__QUEUE_MODE__").isEmpty());
+            }
+            deleting.rollback();
+        }
+        assertEquals(0L, number("SELECT count(*) FROM queen.consumer_watermarks WHERE queue_id = ?", queue),
+                "it skipped the advance rather than waiting");
+    }
+
     // ------------------------------------------------------------------ helpers
 
     static void pushOneToEach(String queue, int partitions) {
