@@ -12,6 +12,7 @@ import io.queen.broker.engine.BrokerMetrics;
 import io.queen.broker.engine.CommitListener;
 import io.queen.broker.engine.ConsumerGroupAdminService;
 import io.queen.broker.engine.DeadLetterService;
+import io.queen.broker.engine.FetchService;
 import io.queen.broker.engine.MaintenanceSwitches;
 import io.queen.broker.engine.MessageBrowseService;
 import io.queen.broker.engine.ObservabilityService;
@@ -32,6 +33,7 @@ import io.queen.broker.http.ConsumerGroupHttpService;
 import io.queen.broker.http.DataHttpService;
 import io.queen.broker.http.DeadLetterHttpService;
 import io.queen.broker.http.ErrorMapping;
+import io.queen.broker.http.FetchHttpService;
 import io.queen.broker.http.HealthHttpService;
 import io.queen.broker.http.Json;
 import io.queen.broker.http.MessagesHttpService;
@@ -182,6 +184,7 @@ public final class Broker implements AutoCloseable {
         routing.register("/api/v1", new TransactionHttpService(s.transactions(), tenancy));
         routing.register("/api/v1", new DeadLetterHttpService(s.deadLetters(), tenancy));
         routing.register("/api/v1", new ConsumerGroupHttpService(s.seeks(), tenancy));
+        routing.register("/api/v1", new FetchHttpService(new FetchService(s.database(), s.cipher(), s.hub()), tenancy));
         // Management plane (api-management.md): one registration per service, below this line.
         routing.register("/api/v1", new SystemHttpService(s.switches(), s.spool(), new TenantPurge(s.database())));
         routing.register("/api/v1", new QueueHttpService(new QueueAdminService(
