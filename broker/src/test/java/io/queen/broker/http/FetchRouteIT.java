@@ -3,6 +3,7 @@ package io.queen.broker.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.engine.segment.SegmentCodec;
 import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
@@ -11,8 +12,14 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -29,7 +36,8 @@ class FetchRouteIT {
     @BeforeAll
     static void start() {
         db = TestPostgres.freshDatabase("fetch_route");
-        broker = BrokerFixture.start(db, java.util.Map.of());
+        broker = BrokerFixture.start(db, Map.of("QUEEN_ENCRYPTION_KEY", "00112233445566778899aabbccddeeff"
+                + "00112233445566778899aabbccddeeff"));
         http = new HttpProbe(broker.port());
         // Two segments: offsets 0-4 and 5-7.
         http.push("logs", "p1", "{\"n\":0}", "{\"n\":1}", "{\"n\":2, \"s\":\"x\"}", "[3]", "\"four\"");
@@ -141,6 +149,22 @@ class FetchRouteIT {
         // minBytes 0 never waits.
         assertEquals(0, onlyEntry("{\"entries\":[{\"queue\":\"tail\",\"partition\":\"p\",\"offset\":2}],"
                 + "\"maxWaitMs\":20000,\"minBytes\":0}").get("records").size());
+    }
+
+    @Test
+    void payloadsEncryptedAtRestAreReadInTheClear() throws SQLException {
+        assertEquals(200, http.post("/api/v1/configure",
+                "{\"queue\":\"sealed\",\"options\":{\"encryptionEnabled\":true}}").status());
+        http.push("sealed", "p", "{\"secret\":\"plain words\"}");
+        try (Connection c = TestPostgres.connect(db); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT s.blob FROM queen.log_segments s JOIN queen.log_partitions p"
+                     + " ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'sealed'")) {
+            assertTrue(rs.next());
+            byte[] atRest = SegmentCodec.decode(rs.getBytes(1)).getFirst().payload();
+            assertFalse(new String(atRest, StandardCharsets.UTF_8).contains("plain words"), "encrypted at rest");
+        }
+        JsonNode e = onlyEntry("{\"entries\":[{\"queue\":\"sealed\",\"partition\":\"p\",\"offset\":0}]}");
+        assertEquals("plain words", e.get("records").get(0).get("payload").get("secret").asText());
     }
 
     @Test
