@@ -225,7 +225,8 @@ public final class Broker implements AutoCloseable {
     /** Graceful: stop accepting, let in-flight requests finish, then close the pool and the embedded database. */
     @Override
     public void close() {
-        LOG.info("shutting down: draining in-flight requests");
+        int released = services.hub().close();
+        LOG.info("shutting down: " + released + " parked long-poll(s) released, draining in-flight requests");
         jobs.close();
         server.stop();
         services.spool().close();

@@ -20,8 +20,8 @@ import java.util.UUID;
  * readers of the same offsets get the same records; the caller carries its own position.
  * A read that delivers fewer than {@code minBytes} of payload parks on the wake hub (no
  * connection held) and reads again when a commit touches the queue (on this broker or a peer) or
- * after a second, until {@code maxWaitMs}. An entry with an error answers at once: waiting
- * would not change it. Pop maintenance does not pause fetches: they write nothing.
+ * after a second, until {@code maxWaitMs} or the broker stops. An entry with an error answers at
+ * once: waiting would not change it. Pop maintenance does not pause fetches: they write nothing.
  */
 public final class FetchService {
     /** Bounds the broker enforces whatever the caller asks (the reference's). */
@@ -81,7 +81,7 @@ public final class FetchService {
         while (true) {
             long seen = oneQueue ? wake.version(tenant, queue) : wake.tenantVersion(tenant);
             Read read = read(tenant, entries);
-            if (read.anyError() || read.payloadBytes() >= minBytes) {
+            if (read.anyError() || read.payloadBytes() >= minBytes || wake.closed()) {
                 return read.entries();
             }
             long leftMs = (deadline - System.nanoTime()) / 1_000_000L;

@@ -86,7 +86,7 @@ public final class PopService {
             long seen = r.queue() == null ? wake.tenantVersion(r.tenant()) : wake.version(r.tenant(), r.queue());
             HotList.Ring ring = queueLevel ? wake.hotList().ring(r.tenant(), r.queue(), r.consumerGroup()) : null;
             Result result = attempt(r, ring);
-            if (!result.isEmpty() || !r.waitForMessages()) {
+            if (!result.isEmpty() || !r.waitForMessages() || wake.closed()) {
                 if (!result.isEmpty() && queueLevel && ring.size() > 0) {
                     // This pop was likely the one woken for its group: pass the wake on for what is left.
                     wake.wakeGroup(r.tenant(), r.queue(), r.consumerGroup());

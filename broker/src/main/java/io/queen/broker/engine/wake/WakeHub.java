@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.Condition;
@@ -40,8 +41,9 @@ public final class WakeHub {
     }
 
     private final AtomicInteger waiting = new AtomicInteger();
-    private final Gates<QueueKey> queueGates = new Gates<>(QUEUE_STRIPES, waiting);
-    private final Gates<UUID> tenantGates = new Gates<>(TENANT_STRIPES, waiting);
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Gates<QueueKey> queueGates = new Gates<>(QUEUE_STRIPES, waiting, closed);
+    private final Gates<UUID> tenantGates = new Gates<>(TENANT_STRIPES, waiting, closed);
     private final HotList hot = new HotList();
 
     /** The partitions believed pending, fed by the signals that pass through here. */
@@ -102,6 +104,24 @@ public final class WakeHub {
         tenantGates.signalAll();
     }
 
+    /**
+     * The broker is stopping: every parked long-poll wakes now and none parks again, so each
+     * answers what it has (an empty pop its 204) instead of holding the shutdown for the whole
+     * grace period and then losing its connection. Returns how many were parked.
+     */
+    public int close() {
+        int parked = waiting.get();
+        closed.set(true);
+        queueGates.signalAll();
+        tenantGates.signalAll();
+        return parked;
+    }
+
+    /** True once {@link #close} was called: long-polls answer instead of waiting. */
+    public boolean closed() {
+        return closed.get();
+    }
+
     /** Pops parked right now, for metrics. */
     public int waiting() {
         return waiting.get();
@@ -121,10 +141,12 @@ public final class WakeHub {
         private final ConcurrentHashMap<K, Gate> live = new ConcurrentHashMap<>();
         private final AtomicLongArray stripes;
         private final AtomicInteger waiting;
+        private final AtomicBoolean closed;
 
-        Gates(int stripeCount, AtomicInteger waiting) {
+        Gates(int stripeCount, AtomicInteger waiting, AtomicBoolean closed) {
             this.stripes = new AtomicLongArray(stripeCount);
             this.waiting = waiting;
+            this.closed = closed;
         }
 
         long version(K key) {
@@ -166,7 +188,9 @@ public final class WakeHub {
                     gate.present++;
                     waiting.incrementAndGet();
                     try {
-                        if (stripes.get(stripe) != seenVersion) {
+                        // Checked under the gate's lock once registered: close() either finds this
+                        // gate and wakes it after we park, or we see the flag here.
+                        if (stripes.get(stripe) != seenVersion || closed.get()) {
                             return true;
                         }
                         return gate.park(group, TimeUnit.MILLISECONDS.toNanos(maxWaitMillis));

@@ -52,6 +52,22 @@ class WakeHubTest {
     }
 
     @Test
+    void closingReleasesEveryParkedWaiterAndNoneParksAfterwards() throws Exception {
+        Parked queue = park(TENANT, "orders", 30_000);
+        long seenTenant = hub.tenantVersion(OTHER_TENANT);
+        CompletableFuture<Boolean> discovery = CompletableFuture.supplyAsync(
+                () -> hub.awaitTenantChange(OTHER_TENANT, seenTenant, 30_000), threads);
+        awaitParked(2);
+        assertEquals(2, hub.close());
+        assertTrue(hub.closed());
+        assertTrue(queue.woken().get(5, TimeUnit.SECONDS));
+        assertTrue(discovery.get(5, TimeUnit.SECONDS));
+        // A long-poll arriving after the close does not park.
+        assertTrue(hub.awaitChange(TENANT, "invoices", "g", hub.version(TENANT, "invoices"), 30_000));
+        assertEquals(0, hub.waiting());
+    }
+
+    @Test
     void aSignalBetweenReadingTheVersionAndParkingIsNotLost() {
         long seen = hub.version(TENANT, "orders");
         // The push commits while the pop is still running its (empty) claim.
