@@ -69,6 +69,21 @@ class TenantIsolationIT {
     }
 
     @Test
+    void aFetchOfAnotherTenantsQueueAnswersAsIfItDidNotExist() {
+        call(A, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"ledger\",\"payload\":\"a-only\"}]}");
+        String body = "{\"entries\":[{\"queue\":\"ledger\",\"offset\":0}]}";
+        JsonNode fromA = call(A, "POST", "/api/v1/fetch", body).json().get("entries").get(0);
+        assertEquals("a-only", fromA.get("records").get(0).get("payload").asText());
+        JsonNode fromB = call(B, "POST", "/api/v1/fetch", body).json().get("entries").get(0);
+        JsonNode nowhere = call(B, "POST", "/api/v1/fetch", "{\"entries\":[{\"queue\":\"no-such-queue\",\"offset\":0}]}")
+                .json().get("entries").get(0);
+        assertEquals("UNKNOWN_TOPIC_OR_PARTITION", fromB.get("error").asText());
+        assertEquals(0, fromB.get("records").size());
+        assertEquals(nowhere.get("error"), fromB.get("error"));
+        assertEquals(nowhere.get("highWatermark"), fromB.get("highWatermark"));
+    }
+
+    @Test
     void discoveryPopsSeeOnlyTheirTenantsQueues() {
         call(A, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"billing.invoices\",\"payload\":\"a\"}]}");
         assertEquals(204, call(B, "GET", "/api/v1/pop?namespace=billing", null).status());
