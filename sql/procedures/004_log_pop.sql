@@ -201,6 +201,39 @@ BEGIN
 END;
 $$;
 
+-- The queue's minPopWaitTime (ms, 0 = off) and, when it is on, how many
+-- messages a claim could take right now: pending past the group's cursor, lease
+-- free, in the candidate window, counted up to p_cap (a partition never yet
+-- seen by the group counts its whole log). Delayed and windowed segments are
+-- counted too, so the figure can only err high, which serves the pop at once.
+-- Read by a queue-level long-poll before it claims: a non-empty but under-full
+-- queue holds the pop back up to minPopWaitTime for the batch to fill (spec 9),
+-- so one claim carries more messages. NULL wait: no such queue.
+CREATE OR REPLACE FUNCTION queen.log_pop_fill_v1(p_queue_id uuid, p_group text, p_cap integer)
+RETURNS TABLE (min_pop_wait_ms integer, claimable integer)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_floor timestamptz;
+BEGIN
+    SELECT COALESCE(q.min_pop_wait_time, 0) INTO min_pop_wait_ms FROM queen.queues q WHERE q.id = p_queue_id;
+    claimable := 0;
+    IF COALESCE(min_pop_wait_ms, 0) > 0 THEN
+        SELECT w.last_empty_scan_at - interval '2 minutes' INTO v_floor
+          FROM queen.consumer_watermarks w
+         WHERE w.queue_id = p_queue_id AND w.consumer_group = p_group;
+        EXECUTE 'SELECT LEAST(COALESCE(sum(n), 0), $4)::integer FROM (SELECT lp.last_offset'
+             || ' - GREATEST(COALESCE(c.committed, -1), lp.log_start - 1) AS n FROM queen.log_partitions lp'
+             || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
+             || ' WHERE lp.queue_id = $1 AND lp.last_write_at >= $3 AND lp.last_offset > COALESCE(c.committed, -1)'
+             || ' AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < now())'
+             || ' LIMIT $4) s'
+           INTO claimable
+          USING p_queue_id, p_group, COALESCE(v_floor, '-infinity'::timestamptz), GREATEST(p_cap, 1);
+    END IF;
+    RETURN NEXT;
+END;
+$$;
+
 -- log_pop_v1's row type changed across builds upstream, so it is dropped and
 -- recreated rather than replaced (OR REPLACE refuses a new OUT row type).
 DROP FUNCTION IF EXISTS queen.log_pop_v1(uuid, text, integer, integer, text, boolean, text, timestamptz);

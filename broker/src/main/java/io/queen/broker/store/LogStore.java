@@ -35,6 +35,10 @@ public final class LogStore {
     public record Candidate(UUID partitionId, String partitionName) {
     }
 
+    /** The queue's minPopWaitTime (0 = off) and, when on, the messages a claim could take now (up to a cap). */
+    public record Fill(int minPopWaitMs, int claimable) {
+    }
+
     /** One segment to deliver from: frames [startOff, startOff + take) of the blob. */
     public record ClaimedSegment(long seq, int startOff, int take, int msgCount, Instant createdAt, byte[] blob, int attempt) {
     }
@@ -221,6 +225,17 @@ public final class LogStore {
             ps.setString(4, subMode);    // p_sub_mode
             setInstant(ps, 5, subFrom);  // p_sub_from
             ps.execute();
+        }
+    }
+
+    public static Fill fill(Connection c, UUID queueId, String group, int cap) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_pop_fill_v1(?, ?, ?)")) {
+            ps.setObject(1, queueId);  // p_queue_id
+            ps.setString(2, group);    // p_group
+            ps.setInt(3, cap);         // p_cap
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new Fill(rs.getInt(1), rs.getInt(2)) : new Fill(0, 0);
+            }
         }
     }
 
