@@ -82,10 +82,10 @@ public final class AckService {
                         releases.committed(tenant, wake.wakeQueue(), wake.wakePartition());
                     }
                 } catch (SQLException | RuntimeException e) {
-                    c.rollback();
+                    Database.rollbackAfter(c, e);
                     throw e;
                 } finally {
-                    c.setAutoCommit(true);
+                    Database.restoreAutoCommit(c);
                 }
             }
         }

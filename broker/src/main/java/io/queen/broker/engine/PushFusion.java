@@ -167,14 +167,14 @@ final class PushFusion {
                 batch.committed();
             } catch (SQLException | RuntimeException e) {
                 if (!onePartition) {
-                    c.rollback();
+                    Database.rollbackAfter(c, e);
                 }
                 jobs.forEach(j -> j.groups.forEach(g -> g.slots.forEach(s -> s.status = null)));
                 throw e;
             } catch (PushService.DuplicateInTransactionException e) {
                 throw new IllegalStateException("unreachable: duplicates are reported on the push route", e);
             } finally {
-                c.setAutoCommit(true);
+                Database.restoreAutoCommit(c);
             }
         } catch (RuntimeException e) {
             throw new SQLException("push flush failed: " + e.getMessage(), e);

@@ -89,10 +89,10 @@ public final class TransactionService {
                 c.rollback();
                 return new Outcome(txId, false, e.getMessage(), "duplicate", List.of());
             } catch (SQLException | RuntimeException e) {
-                c.rollback();
+                Database.rollbackAfter(c, e);
                 throw e;
             } finally {
-                c.setAutoCommit(true);
+                Database.restoreAutoCommit(c);
             }
         }
         for (PushService.Group g : groups) {

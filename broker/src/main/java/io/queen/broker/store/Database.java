@@ -60,6 +60,32 @@ public final class Database implements AutoCloseable {
         return pool.getConnection();
     }
 
+    /**
+     * Rolls back after {@code cause} failed a transaction. On a connection that broke (the usual
+     * cause) the rollback fails too; that failure is attached to {@code cause} rather than thrown
+     * in its place, which hid the lost connection's SQLSTATE and turned a 503 into a 500.
+     */
+    public static void rollbackAfter(Connection c, Throwable cause) {
+        try {
+            c.rollback();
+        } catch (SQLException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    /**
+     * Puts a pooled connection back in autocommit after a transaction. On a broken connection this
+     * fails and changes nothing: the pool discards it, and the outcome already decided (a commit, or
+     * the exception on its way out) must not be replaced by this one.
+     */
+    public static void restoreAutoCommit(Connection c) {
+        try {
+            c.setAutoCommit(true);
+        } catch (SQLException e) {
+            LOG.fine(() -> "autocommit not restored on a broken connection: " + e.getMessage());
+        }
+    }
+
     /** One round trip; throws when the database does not answer. */
     public void ping() throws SQLException {
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
