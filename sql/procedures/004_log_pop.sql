@@ -146,16 +146,16 @@ BEGIN
        OR NOT pg_try_advisory_xact_lock(queen.log_watermark_key_v1(p_queue_id, p_group)) THEN
         RETURN false; -- a reset (or another advance) is at it
     END IF;
-    -- Nor behind a queue delete: the watermark row's foreign key would wait for it.
-    PERFORM 1 FROM queen.queues q WHERE q.id = p_queue_id FOR KEY SHARE SKIP LOCKED;
-    IF NOT FOUND THEN
-        RETURN false;
-    END IF;
     -- Read again under the lock: a reset may have committed since the scan read it.
     SELECT w.last_empty_scan_at - interval '2 minutes', w.updated_at INTO v_floor, v_checked
       FROM queen.consumer_watermarks w
      WHERE w.queue_id = p_queue_id AND w.consumer_group = p_group;
     IF v_checked > now() - interval '30 seconds' THEN
+        RETURN false; -- the common case: checked lately, nothing written
+    END IF;
+    -- Nor behind a queue delete: the watermark row's foreign key would wait for it.
+    PERFORM 1 FROM queen.queues q WHERE q.id = p_queue_id FOR KEY SHARE SKIP LOCKED;
+    IF NOT FOUND THEN
         RETURN false;
     END IF;
     EXECUTE 'SELECT EXISTS (SELECT 1 FROM queen.log_partitions lp'
