@@ -105,6 +105,15 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT hashtextextended(COALESCE(p_queue_id::text, '*') || '|' || p_group, 737100)
 $$;
 
+-- Where a (queue, group) scan starts: partitions written at or after this. The
+-- watermark less the 2 minutes of slack; -infinity (every partition) without one.
+CREATE OR REPLACE FUNCTION queen.log_scan_floor_v1(p_queue_id uuid, p_group text)
+RETURNS timestamptz
+LANGUAGE sql STABLE AS $$
+    SELECT COALESCE((SELECT w.last_empty_scan_at - interval '2 minutes' FROM queen.consumer_watermarks w
+                      WHERE w.queue_id = p_queue_id AND w.consumer_group = p_group), '-infinity')
+$$;
+
 -- Drops the group's watermarks on the given queues, or with p_queue_ids NULL
 -- on every queue of p_tenant (under the group's key). Call before taking any
 -- log_consumers lock.
@@ -146,9 +155,7 @@ BEGIN
        OR NOT pg_try_advisory_xact_lock(queen.log_watermark_key_v1(p_queue_id, p_group)) THEN
         RETURN false; -- a reset (or another advance) is at it
     END IF;
-    -- Read again under the lock: a reset may have committed since the scan read it.
-    SELECT w.last_empty_scan_at - interval '2 minutes', w.updated_at INTO v_floor, v_checked
-      FROM queen.consumer_watermarks w
+    SELECT w.updated_at INTO v_checked FROM queen.consumer_watermarks w
      WHERE w.queue_id = p_queue_id AND w.consumer_group = p_group;
     IF v_checked > now() - interval '30 seconds' THEN
         RETURN false; -- the common case: checked lately, nothing written
@@ -158,11 +165,13 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
+    -- Read again under the lock: a reset may have committed since the scan read it.
+    v_floor := queen.log_scan_floor_v1(p_queue_id, p_group);
     EXECUTE 'SELECT EXISTS (SELECT 1 FROM queen.log_partitions lp'
          || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
          || ' WHERE lp.queue_id = $1 AND lp.last_write_at >= $3 AND lp.last_offset > COALESCE(c.committed, -1))'
        INTO v_pending
-      USING p_queue_id, p_group, COALESCE(v_floor, '-infinity'::timestamptz);
+      USING p_queue_id, p_group, v_floor;
     INSERT INTO queen.consumer_watermarks AS w (queue_id, consumer_group, last_empty_scan_at, updated_at)
     VALUES (p_queue_id, p_group, CASE WHEN v_pending THEN 'epoch'::timestamptz ELSE now() END, now())
     ON CONFLICT (queue_id, consumer_group) DO UPDATE
@@ -182,19 +191,14 @@ $$;
 CREATE OR REPLACE FUNCTION queen.log_pop_candidates_v1(p_queue_id uuid, p_group text, p_limit integer)
 RETURNS TABLE (partition_id uuid, partition_name text)
 LANGUAGE plpgsql AS $$
-DECLARE
-    v_floor timestamptz;
 BEGIN
-    SELECT w.last_empty_scan_at - interval '2 minutes' INTO v_floor
-      FROM queen.consumer_watermarks w
-     WHERE w.queue_id = p_queue_id AND w.consumer_group = p_group;
     RETURN QUERY EXECUTE
            'SELECT lp.id, lp.name FROM queen.log_partitions lp'
         || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
         || ' WHERE lp.queue_id = $1 AND lp.last_write_at >= $3 AND lp.last_offset > COALESCE(c.committed, -1)'
         || ' AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < now())'
         || ' ORDER BY random() LIMIT $4'
-      USING p_queue_id, p_group, COALESCE(v_floor, '-infinity'::timestamptz), p_limit;
+      USING p_queue_id, p_group, queen.log_scan_floor_v1(p_queue_id, p_group), p_limit;
     IF NOT FOUND THEN
         PERFORM queen.log_watermark_advance_v1(p_queue_id, p_group);
     END IF;
@@ -212,15 +216,10 @@ $$;
 CREATE OR REPLACE FUNCTION queen.log_pop_fill_v1(p_queue_id uuid, p_group text, p_cap integer)
 RETURNS TABLE (min_pop_wait_ms integer, claimable integer)
 LANGUAGE plpgsql STABLE AS $$
-DECLARE
-    v_floor timestamptz;
 BEGIN
     SELECT COALESCE(q.min_pop_wait_time, 0) INTO min_pop_wait_ms FROM queen.queues q WHERE q.id = p_queue_id;
     claimable := 0;
     IF COALESCE(min_pop_wait_ms, 0) > 0 THEN
-        SELECT w.last_empty_scan_at - interval '2 minutes' INTO v_floor
-          FROM queen.consumer_watermarks w
-         WHERE w.queue_id = p_queue_id AND w.consumer_group = p_group;
         EXECUTE 'SELECT LEAST(COALESCE(sum(n), 0), $4)::integer FROM (SELECT lp.last_offset'
              || ' - GREATEST(COALESCE(c.committed, -1), lp.log_start - 1) AS n FROM queen.log_partitions lp'
              || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
@@ -228,7 +227,7 @@ BEGIN
              || ' AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < now())'
              || ' LIMIT $4) s'
            INTO claimable
-          USING p_queue_id, p_group, COALESCE(v_floor, '-infinity'::timestamptz), GREATEST(p_cap, 1);
+          USING p_queue_id, p_group, queen.log_scan_floor_v1(p_queue_id, p_group), GREATEST(p_cap, 1);
     END IF;
     RETURN NEXT;
 END;

@@ -37,8 +37,6 @@ public final class FetchService {
      * The first record of the call is always delivered, so an oversized one cannot stall a reader.
      */
     static final long MAX_RENDERED_BYTES = 64L * 1024 * 1024;
-    /** A parked fetch reads again at least this often without a wake (the pop's idle re-check). */
-    static final long RECHECK_MS = 1000;
 
     public record Entry(String queue, String partition, long offset, int maxBytes) {
     }
@@ -88,7 +86,8 @@ public final class FetchService {
             if (leftMs <= 0) {
                 return read.entries();
             }
-            long park = Math.min(leftMs, RECHECK_MS);
+            // Reads again at least once a second without a wake, as a parked pop does.
+            long park = Math.min(leftMs, PopService.IDLE_RECHECK_MS);
             if (oneQueue) {
                 wake.awaitChange(tenant, queue, seen, park);
             } else {
@@ -134,8 +133,7 @@ public final class FetchService {
                         break;
                     }
                     Frame f = frames.get(j);
-                    byte[] payload = f.encrypted() || PayloadCipher.looksLikeEnvelope(f.payload())
-                            ? cipher.decryptIfEnvelope(f.payload()) : f.payload();
+                    byte[] payload = cipher.payloadOf(f);
                     records.add(new Record(row.baseOffset() + row.startIdx() + j, f.transactionId(), payload,
                             row.createdAt()));
                     delivered = true;

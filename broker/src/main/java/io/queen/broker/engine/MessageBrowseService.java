@@ -169,7 +169,6 @@ public final class MessageBrowseService {
 
     /** The payload as the client sent it: envelopes are decrypted when the key opens them. */
     private byte[] plaintext(Frame f) {
-        return f.encrypted() || PayloadCipher.looksLikeEnvelope(f.payload())
-                ? cipher.decryptIfEnvelope(f.payload()) : f.payload();
+        return cipher.payloadOf(f);
     }
 }

@@ -351,8 +351,7 @@ public final class PopService {
             }
             for (LogStore.ClaimedSegment s : segments) {
                 for (Frame f : SegmentCodec.decode(s.blob(), s.startOff(), s.take())) {
-                    byte[] data = f.encrypted() || PayloadCipher.looksLikeEnvelope(f.payload())
-                            ? cipher.decryptIfEnvelope(f.payload()) : f.payload();
+                    byte[] data = cipher.payloadOf(f);
                     messages.add(new Message(f.messageId(), f.transactionId(), f.traceId(), data, f.producerSub(),
                             s.createdAt(), partitionId, partitionName, queue, s.attempt()));
                 }

@@ -130,6 +130,15 @@ public final class PayloadCipher {
         }
     }
 
+    /**
+     * A stored frame's payload as delivered: the plaintext when it is an envelope this key opens,
+     * else as stored. ({@link #decryptIfEnvelope} already tells envelopes apart, so checking the
+     * frame's flag or the shape first would only parse the envelope twice.)
+     */
+    public byte[] payloadOf(Frame f) {
+        return decryptIfEnvelope(f.payload());
+    }
+
     /** True if {@code payload} is a JSON object with exactly the string fields encrypted, iv and authTag. */
     public static boolean looksLikeEnvelope(byte[] payload) {
         return Envelope.parse(payload) != null;
