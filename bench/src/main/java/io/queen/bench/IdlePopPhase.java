@@ -10,7 +10,8 @@ import java.sql.Statement;
  * An immediate pop ({@code wait=false}) on the measured queue once it is drained and idle: the
  * pop scans the queue's partitions for pending ones before it may answer 204. Idleness is made,
  * not waited for: every partition's last write is moved ten minutes back and the table vacuumed
- * and analyzed, as ten quiet minutes would leave it. Timed twice, each the mean of {@value #POPS} pops on one connection:
+ * and analyzed, as ten quiet minutes would leave it. Timed twice, each the mean of
+ * {@value #POPS} pops on one connection:
  * <ul>
  *   <li>without an empty-scan watermark, re-check held off (the scan reads every partition; how
  *       every such pop went before the watermark existed);</li>
