@@ -46,13 +46,25 @@ BEGIN
 END;
 $$;
 
+-- The group's stored conflation policy on the queue; NULL when the group has
+-- not registered there (it then delivers as requested, spec 3).
+CREATE OR REPLACE FUNCTION queen.log_group_policy_v1(p_queue_id uuid, p_group text)
+RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT bool_or(m.conflation) FROM queen.consumer_groups_metadata m
+     WHERE m.queue_id = p_queue_id AND m.consumer_group = p_group AND m.partition_name = ''
+$$;
+
 -- The first queue-level pop of a (queue, group) records the subscription
 -- (mode "new" stores now, anything else the epoch, an explicit
--- subscriptionFrom that instant) and seeds cursors for every existing
--- partition in one statement; later partitions seed lazily from the record.
--- Returns true when this call created the registration.
+-- subscriptionFrom that instant) and the group's conflation policy, and seeds
+-- cursors for every existing partition in one statement; later partitions seed
+-- lazily from the record. Returns the policy as stored: a later registration
+-- asking for another one does not change it (the first registration wins,
+-- spec 3), and the caller reports the disagreement. Queue mode never conflates.
+DROP FUNCTION IF EXISTS queen.log_register_group_v1(uuid, uuid, text, text, timestamptz);
 CREATE OR REPLACE FUNCTION queen.log_register_group_v1(
-    p_tenant uuid, p_queue_id uuid, p_group text, p_sub_mode text, p_sub_from timestamptz)
+    p_tenant uuid, p_queue_id uuid, p_group text, p_sub_mode text, p_sub_from timestamptz, p_conflation boolean)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -62,14 +74,15 @@ BEGIN
         RETURN false;
     END IF;
     INSERT INTO queen.consumer_groups_metadata
-        (tenant_id, consumer_group, queue_id, partition_name, subscription_mode, subscription_timestamp)
+        (tenant_id, consumer_group, queue_id, partition_name, subscription_mode, subscription_timestamp, conflation)
     VALUES (p_tenant, p_group, p_queue_id, '',
             CASE WHEN p_sub_mode = 'new' THEN 'new' ELSE 'all' END,
-            COALESCE(p_sub_from, CASE WHEN p_sub_mode = 'new' THEN now() ELSE 'epoch'::timestamptz END))
+            COALESCE(p_sub_from, CASE WHEN p_sub_mode = 'new' THEN now() ELSE 'epoch'::timestamptz END),
+            COALESCE(p_conflation, false))
     ON CONFLICT DO NOTHING;
     GET DIAGNOSTICS v_inserted = ROW_COUNT;
     IF v_inserted = 0 THEN
-        RETURN false;
+        RETURN COALESCE(queen.log_group_policy_v1(p_queue_id, p_group), false);
     END IF;
     INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
     SELECT lp.id, p_group, queen.log_seed_cursor_v1(lp.id, p_group, p_sub_mode, p_sub_from)
@@ -77,7 +90,7 @@ BEGIN
     WHERE lp.queue_id = p_queue_id
     ORDER BY lp.id
     ON CONFLICT (partition_id, consumer_group) DO NOTHING;
-    RETURN true;
+    RETURN COALESCE(p_conflation, false);
 END;
 $$;
 
@@ -234,14 +247,25 @@ END;
 $$;
 
 -- log_pop_v1's row type changed across builds upstream, so it is dropped and
--- recreated rather than replaced (OR REPLACE refuses a new OUT row type).
+-- recreated rather than replaced (OR REPLACE refuses a new OUT row type). The
+-- first line drops the signature of builds before conflation.
 DROP FUNCTION IF EXISTS queen.log_pop_v1(uuid, text, integer, integer, text, boolean, text, timestamptz);
+DROP FUNCTION IF EXISTS queen.log_pop_v1(uuid, text, integer, integer, text, boolean, text, timestamptz, boolean);
 -- Claims up to p_batch frames of one partition for one group. Gates: the
 -- queue's windowBuffer (a segment younger than W seconds holds the whole
 -- partition back) and delayedProcessing (only segments at least D seconds
 -- old). Returns one row per segment to deliver; no rows = nothing claimed
 -- (no lease taken). With p_auto_ack the cursor moves at once and no lease is
 -- held (at-most-once); otherwise the span is leased to p_worker_id.
+--
+-- p_conflate (the group's conflation policy, resolved by the broker, spec 3):
+-- deliver one frame, the newest visible one, and lease the whole span up to it,
+-- (committed, tail], so acking it retires everything before it. delayedProcessing
+-- hides a suffix of the log (created_at grows with the offset), so the newest
+-- segment old enough is the newest visible one and nothing above the tail can
+-- already be visible: committing to the tail skips no message a consumer could
+-- have seen. The attempt count stays anchored at committed + 1, so a tail that
+-- moves between redeliveries still counts as the same episode.
 CREATE FUNCTION queen.log_pop_v1(
     p_partition_id uuid,
     p_group text,
@@ -250,7 +274,8 @@ CREATE FUNCTION queen.log_pop_v1(
     p_worker_id text,
     p_auto_ack boolean,
     p_sub_mode text,
-    p_sub_from timestamptz)
+    p_sub_from timestamptz,
+    p_conflate boolean)
 RETURNS TABLE (seq bigint, start_off integer, take integer, msg_count integer,
                created_at timestamptz, blob bytea, attempt integer)
 LANGUAGE plpgsql AS $$
@@ -271,6 +296,7 @@ DECLARE
     v_attempt integer;
     v_newest timestamptz;
     v_any boolean := false;
+    v_conflate boolean := COALESCE(p_conflate, false);
     r record;
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM queen.log_consumers c
@@ -309,9 +335,34 @@ BEGIN
         END IF;
     END IF;
 
+    IF v_conflate THEN
+        -- A segment past the cursor at all, visible or not, rules out the seal below.
+        SELECT s.end_offset >= v_wanted INTO v_any FROM queen.log_segments s
+         WHERE s.partition_id = p_partition_id
+         ORDER BY s.base_offset DESC LIMIT 1;
+        v_any := COALESCE(v_any, false);
+        FOR r IN SELECT s.base_offset, s.end_offset, s.created_at, s.blob FROM queen.log_segments s
+                 WHERE s.partition_id = p_partition_id
+                   AND (v_delayed = 0 OR s.created_at <= v_now - make_interval(secs => v_delayed))
+                 ORDER BY s.base_offset DESC LIMIT 1 LOOP
+            IF r.end_offset >= v_wanted THEN
+                seq := r.base_offset;
+                start_off := (r.end_offset - r.base_offset)::integer;
+                take := 1;
+                msg_count := (r.end_offset - r.base_offset + 1)::integer;
+                created_at := r.created_at;
+                blob := r.blob;
+                v_taken := 1;
+                v_end := r.end_offset;
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+        v_remaining := 0;
+    END IF;
+
     -- Head: the segment that covers the wanted offset, from the wanted frame.
     FOR r IN SELECT s.base_offset, s.end_offset, s.created_at, s.blob FROM queen.log_segments s
-             WHERE s.partition_id = p_partition_id AND s.base_offset <= v_wanted
+             WHERE NOT v_conflate AND s.partition_id = p_partition_id AND s.base_offset <= v_wanted
              ORDER BY s.base_offset DESC LIMIT 1 LOOP
         IF r.end_offset >= v_wanted THEN
             v_any := true;
@@ -366,7 +417,7 @@ BEGIN
     IF p_auto_ack THEN
         UPDATE queen.log_consumers c
            SET committed = v_end, total_consumed = c.total_consumed + v_taken,
-               worker_id = NULL, lease_expires_at = NULL, batch_end = NULL
+               worker_id = NULL, lease_expires_at = NULL, batch_end = NULL, lease_conflated = false
          WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
     ELSE
         UPDATE queen.log_consumers c
@@ -375,7 +426,8 @@ BEGIN
                lease_acquired_at = v_now,
                batch_end = v_end,
                attempt_offset = v_wanted,
-               attempt_count = v_attempt
+               attempt_count = v_attempt,
+               lease_conflated = v_conflate
          WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
     END IF;
     RETURN;

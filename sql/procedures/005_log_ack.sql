@@ -83,7 +83,9 @@ RETURNS TABLE (
     below_cursor boolean[],
     -- Where the partition lives, so a lease release can wake pops on every broker.
     queue_name text,
-    partition_name text)
+    partition_name text,
+    -- The lease was taken by a conflating pop: its one message stands for the whole span.
+    lease_conflated boolean)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -94,7 +96,7 @@ DECLARE
     v_n integer := length(p_hashes) / 16;
 BEGIN
     SELECT lc.committed, lc.batch_end, lc.worker_id, lc.lease_expires_at, lc.batch_retry_count,
-           lp.last_offset, lp.txns_start, q.tenant_id, COALESCE(q.retry_limit, 3) AS retry_limit,
+           lc.lease_conflated, lp.last_offset, lp.txns_start, q.tenant_id, COALESCE(q.retry_limit, 3) AS retry_limit,
            q.name AS queue_name, lp.name AS partition_name,
            (COALESCE(q.dead_letter_queue, true) OR COALESCE(q.dlq_after_max_retries, true)) AS dlq_enabled
       INTO c
@@ -122,6 +124,7 @@ BEGIN
     dlq_enabled := c.dlq_enabled;
     queue_name := c.queue_name;
     partition_name := c.partition_name;
+    lease_conflated := c.lease_conflated;
     IF NOT tenant_ok THEN
         RETURN NEXT;
         RETURN;
@@ -206,6 +209,7 @@ BEGIN
            worker_id = CASE WHEN p_release THEN NULL ELSE c.worker_id END,
            lease_expires_at = CASE WHEN p_release THEN NULL ELSE c.lease_expires_at END,
            batch_end = CASE WHEN p_release THEN NULL ELSE c.batch_end END,
+           lease_conflated = CASE WHEN p_release THEN false ELSE c.lease_conflated END,
            batch_retry_count = CASE WHEN p_retry = 1 THEN c.batch_retry_count + 1
                                     WHEN p_retry = -1 THEN 0 ELSE c.batch_retry_count END,
            attempt_offset = CASE WHEN p_retry = -1 THEN NULL ELSE c.attempt_offset END,
@@ -220,7 +224,9 @@ $$;
 -- write is log_ack_apply_v1 with the outcome AckDecision gives such an ack (cursor
 -- to the last named offset; at the batch end the lease ends and the retry budget
 -- resets). Called outside a transaction it is one round trip instead of three
--- (resolve, apply, commit) with the consumer row held between them. Anything else
+-- (resolve, apply, commit) with the consumer row held between them. Under a
+-- conflating lease the one message named is the delivered tail at batch_end, and
+-- acking it retires the whole leased span (spec 3). Anything else
 -- (another lease, out of order, a failure) returns applied = false having written
 -- nothing, and the broker takes the general path.
 CREATE OR REPLACE FUNCTION queen.log_ack_completed_v1(
@@ -244,8 +250,8 @@ BEGIN
     applied := false;
     released := false;
     more := false;
-    SELECT lc.committed, lc.batch_end, lc.worker_id, lc.lease_expires_at, lp.last_offset, lp.txns_start,
-           q.tenant_id, q.name AS queue_name, lp.name AS partition_name
+    SELECT lc.committed, lc.batch_end, lc.worker_id, lc.lease_expires_at, lc.lease_conflated, lp.last_offset,
+           lp.txns_start, q.tenant_id, q.name AS queue_name, lp.name AS partition_name
       INTO c
       FROM queen.log_consumers lc
       JOIN queen.log_partitions lp ON lp.id = lc.partition_id
@@ -257,8 +263,8 @@ BEGIN
         RETURN NEXT;
         RETURN;
     END IF;
-    v_lo := GREATEST(c.committed + 1, c.txns_start);
-    IF v_lo + v_n - 1 > c.batch_end THEN
+    v_lo := CASE WHEN c.lease_conflated THEN c.batch_end ELSE GREATEST(c.committed + 1, c.txns_start) END;
+    IF v_lo + v_n - 1 > c.batch_end OR v_lo < c.txns_start THEN
         RETURN NEXT;
         RETURN;
     END IF;

@@ -9,7 +9,8 @@ import java.util.List;
  * offset clamped below the lowest negative signal (precedence at one offset: dlq > failed >
  * retry); a retry releases the lease with the budget untouched; a failure charges the budget
  * while it lasts and then dead-letters (or drops, with the DLQ off) the poison offset; a dlq
- * status dead-letters at once.
+ * status dead-letters at once. Under a conflating lease the one delivered message stands for the
+ * whole leased span, so a clean ack of it commits to the batch end.
  */
 public final class AckDecision {
     public enum Status { COMPLETED, RETRY, FAILED, DLQ }
@@ -34,11 +35,14 @@ public final class AckDecision {
     }
 
     /**
-     * @param upperBound the last ackable offset (the leased batch end for a leased ack, else the partition end)
-     * @param batchEnd   the live lease's batch end, or null when no lease is held
+     * @param upperBound     the last ackable offset (the leased batch end for a leased ack, else the partition end)
+     * @param batchEnd       the live lease's batch end, or null when no lease is held
+     * @param conflatedLease the live lease was taken by a conflating pop (spec 3): it delivered only its
+     *                       batch end, and the cursor belongs there once that is acked, even when a
+     *                       repeated transactionId resolved the ack to an earlier offset of the span
      */
-    public static Plan decide(long committed, long upperBound, Long batchEnd, int retryCount, int retryLimit,
-                              boolean dlqEnabled, List<Item> items) {
+    public static Plan decide(long committed, long upperBound, Long batchEnd, boolean conflatedLease, int retryCount,
+                              int retryLimit, boolean dlqEnabled, List<Item> items) {
         List<ItemOutcome> out = new ArrayList<>(items.size());
         Long lowestNegative = null;
         Status negativeStatus = null;
@@ -68,6 +72,9 @@ public final class AckDecision {
         long newCommitted = committed;
         if (highestCompleted != null) {
             long clamp = lowestNegative == null ? highestCompleted : Math.min(highestCompleted, lowestNegative - 1);
+            if (conflatedLease && batchEnd != null && lowestNegative == null) {
+                clamp = Math.max(clamp, batchEnd);
+            }
             newCommitted = Math.max(committed, clamp);
         }
 

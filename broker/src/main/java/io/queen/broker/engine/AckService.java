@@ -163,8 +163,8 @@ public final class AckService {
         }
         Long liveBatchEnd = s.leaseLive() ? s.batchEnd() : null;
         long upper = leased ? s.batchEnd() : s.lastOffset();
-        AckDecision.Plan plan = AckDecision.decide(s.committed(), upper, liveBatchEnd, s.batchRetryCount(),
-                s.retryLimit(), s.dlqEnabled(), decisionItems);
+        AckDecision.Plan plan = AckDecision.decide(s.committed(), upper, liveBatchEnd,
+                s.leaseLive() && s.leaseConflated(), s.batchRetryCount(), s.retryLimit(), s.dlqEnabled(), decisionItems);
         LogStore.applyAck(c, first.partitionId(), group, plan.committed(), plan.release(), plan.retry());
         if (plan.poisonOffset() != null) {
             deadLetter(c, first.partitionId(), group, plan, s.batchRetryCount());

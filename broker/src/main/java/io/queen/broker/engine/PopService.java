@@ -27,6 +27,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * ({@code log_pop_v1}) that never waits on a lock. A long-poll parks on the in-process wake hub
  * (no connection held) between attempts; commits here or on a peer broker wake one parked pop per
  * group, and it re-checks at most once a second otherwise.
+ *
+ * <p>Conflation (spec 3) is a policy of the group on a queue, fixed by the pop that registers the
+ * group: such a group is served one message per partition, the newest, whose ack retires the
+ * partition's whole backlog. The stored policy wins over what a pop asks for; the answer says so.
  */
 public final class PopService {
     /** How long a parked pop waits before re-checking without a wake; also how stale a ring's last scan may be. */
@@ -41,22 +45,48 @@ public final class PopService {
             String namespace,
             String task,
             int batch,
-            int partitions,
+            Integer partitions,    // null when not given
             boolean autoAck,
             boolean waitForMessages,
             long timeoutMs,
             int leaseSeconds,
             String consumerGroup,
             String subscriptionMode,
-            Instant subscriptionFrom) {
+            Instant subscriptionFrom,
+            Boolean conflation) {  // as asked; null when not given
+        /**
+         * The most partitions one call claims: the parameter (default 1, at most 0 = no cap). A
+         * conflating pop takes one message per partition, so its cap defaults to the batch and is
+         * held to 1..64, the reference's bound on one conflating answer.
+         */
+        int partitionCap(boolean conflating) {
+            if (partition != null) {
+                return Integer.MAX_VALUE;
+            }
+            if (conflating) {
+                return Math.clamp(partitions == null ? batch : partitions, 1, 64);
+            }
+            int p = partitions == null ? 1 : partitions;
+            return p <= 0 ? Integer.MAX_VALUE : p;
+        }
     }
 
     public record Message(UUID id, String transactionId, UUID traceId, byte[] data, String producerSub,
                           Instant createdAt, UUID partitionId, String partition, String queue, int deliveryAttempt) {
     }
 
+    /**
+     * {@code conflation}: the group's policy conflated this answer; {@code conflationConflict}: the
+     * pop asked for another policy than the stored one, which was applied instead.
+     */
     public record Result(String queue, String partition, UUID partitionId, String leaseId, String consumerGroup,
-                         List<Message> messages, int partitionsClaimed) {
+                         List<Message> messages, int partitionsClaimed, boolean conflation,
+                         boolean conflationConflict) {
+        public Result(String queue, String partition, UUID partitionId, String leaseId, String consumerGroup,
+                      List<Message> messages, int partitionsClaimed) {
+            this(queue, partition, partitionId, leaseId, consumerGroup, messages, partitionsClaimed, false, false);
+        }
+
         public boolean isEmpty() {
             return messages.isEmpty();
         }
@@ -66,11 +96,23 @@ public final class PopService {
     private final QueueCatalog catalog;
     private final PayloadCipher cipher;
     private final WakeHub wake;
-    private final Set<String> registeredGroups = ConcurrentHashMap.newKeySet();
+    /** Each (queue, group)'s conflation policy as last read, by "queueId/group". */
+    private final Map<String, GroupPolicy> policies = new ConcurrentHashMap<>();
     /** Each queue's minPopWaitTime as last read, so queues without it (the default) cost no query. */
     private final Map<UUID, FillSetting> fillSettings = new ConcurrentHashMap<>();
 
     private record FillSetting(int minPopWaitMs, long readAtNanos) {
+        boolean fresh() {
+            return System.nanoTime() - readAtNanos < QueueCatalog.TTL_NANOS;
+        }
+    }
+
+    /**
+     * A group's stored policy on a queue. Re-read after the catalog's TTL, so a group deleted and
+     * registered again with another policy (on any broker) is seen within seconds, and registered
+     * again here if this broker's pops are the first to come back.
+     */
+    private record GroupPolicy(boolean registered, boolean conflation, long readAtNanos) {
         boolean fresh() {
             return System.nanoTime() - readAtNanos < QueueCatalog.TTL_NANOS;
         }
@@ -85,7 +127,7 @@ public final class PopService {
 
     /** Forgets that the group registered on the queue, so its next pop registers it again (after a group delete). */
     public void forgetGroup(UUID queueId, String group) {
-        registeredGroups.remove(queueId + "/" + group);
+        policies.remove(queueId + "/" + group);
     }
 
     public Result pop(Request r) throws SQLException, InterruptedException {
@@ -132,12 +174,16 @@ public final class PopService {
      * the long-poll's business, and a pop that does not wait is never held.
      */
     private void holdForFullBatch(Request r, long deadline) throws SQLException, InterruptedException {
-        if (!r.waitForMessages() || r.batch() <= 1 || wake.closed()) {
+        if (!r.waitForMessages() || r.batch() <= 1 || wake.closed() || Boolean.TRUE.equals(r.conflation())) {
             return;
         }
         LogStore.Provisioned q = catalog.cached(r.tenant(), r.queue(), null);
         if (q == null) {
             return; // Not resolved yet on this broker: the attempt resolves it; later rounds can hold.
+        }
+        GroupPolicy policy = policies.get(q.queueId() + "/" + r.consumerGroup());
+        if (policy != null && policy.conflation()) {
+            return; // One message per partition: a fuller batch is not what it waits for.
         }
         FillSetting known = fillSettings.get(q.queueId());
         if (known != null && known.fresh() && known.minPopWaitMs() <= 0) {
@@ -187,7 +233,7 @@ public final class PopService {
             c.setAutoCommit(true);
             if (r.queue() == null) {
                 for (LogStore.QueueRef q : LogStore.queuesMatching(c, r.tenant(), r.namespace(), r.task())) {
-                    registerGroup(c, r, q.id());
+                    claim.policy(registeredPolicy(c, r, q.id()));
                     claimFromScan(c, r, q.id(), q.name(), claim, null);
                     if (claim.done()) {
                         break;
@@ -196,12 +242,13 @@ public final class PopService {
             } else {
                 LogStore.Provisioned q = catalog.resolveQueue(c, r.tenant(), r.queue());
                 if (r.partition() != null) {
+                    claim.policy(pinnedPolicy(c, r, q.queueId()));
                     UUID pid = LogStore.partitionId(c, q.queueId(), r.partition());
                     if (pid != null) {
                         claim.tryPartition(c, r.queue(), pid, r.partition());
                     }
                 } else {
-                    registerGroup(c, r, q.queueId());
+                    claim.policy(registeredPolicy(c, r, q.queueId()));
                     claimQueue(c, r, q.queueId(), ring, claim);
                 }
             }
@@ -209,11 +256,53 @@ public final class PopService {
         return claim.result(r.queue() == null ? "" : r.queue());
     }
 
-    private void registerGroup(Connection c, Request r, UUID queueId) throws SQLException {
-        if (!Tenants.QUEUE_MODE.equals(r.consumerGroup())
-                && registeredGroups.add(queueId + "/" + r.consumerGroup())) {
-            LogStore.registerGroup(c, r.tenant(), queueId, r.consumerGroup(), r.subscriptionMode(), r.subscriptionFrom());
+    /**
+     * Registers the group on the queue when this broker has not lately (queue-level and discovery
+     * pops), with the conflation the pop asks for; returns the policy the group has.
+     */
+    private boolean registeredPolicy(Connection c, Request r, UUID queueId) throws SQLException {
+        if (Tenants.QUEUE_MODE.equals(r.consumerGroup())) {
+            return false; // Queue mode has no group to hold a policy; the route refuses conflation for it.
         }
+        String key = queueId + "/" + r.consumerGroup();
+        GroupPolicy known = policies.get(key);
+        if (known != null && known.registered() && known.fresh()) {
+            return known.conflation();
+        }
+        boolean stored = LogStore.registerGroup(c, r.tenant(), queueId, r.consumerGroup(), r.subscriptionMode(),
+                r.subscriptionFrom(), Boolean.TRUE.equals(r.conflation()));
+        remember(key, new GroupPolicy(true, stored, System.nanoTime()));
+        return stored;
+    }
+
+    /**
+     * The policy for a pop of one named partition. Such pops do not register a group (the
+     * reference's rule), except to conflate: a conflating group must be on record so that its
+     * other consumers are served the same way.
+     */
+    private boolean pinnedPolicy(Connection c, Request r, UUID queueId) throws SQLException {
+        if (Tenants.QUEUE_MODE.equals(r.consumerGroup())) {
+            return false;
+        }
+        if (Boolean.TRUE.equals(r.conflation())) {
+            return registeredPolicy(c, r, queueId);
+        }
+        String key = queueId + "/" + r.consumerGroup();
+        GroupPolicy known = policies.get(key);
+        if (known != null && known.fresh()) {
+            return known.conflation();
+        }
+        Boolean stored = LogStore.groupPolicy(c, queueId, r.consumerGroup());
+        boolean conflation = Boolean.TRUE.equals(stored);
+        remember(key, new GroupPolicy(stored != null, conflation, System.nanoTime()));
+        return conflation;
+    }
+
+    private void remember(String key, GroupPolicy policy) {
+        if (policies.size() >= 100_000) {
+            policies.clear(); // Bounds memory with unbounded queue and group counts; entries are re-read cheaply.
+        }
+        policies.put(key, policy);
     }
 
     /**
@@ -225,7 +314,7 @@ public final class PopService {
      * a ring at a time; the others park and are woken for what it leaves in the ring.
      */
     private void claimQueue(Connection c, Request r, UUID queueId, HotList.Ring ring, Claim claim) throws SQLException {
-        int cap = r.partitions() <= 0 ? Integer.MAX_VALUE : r.partitions();
+        int cap = claim.cap();
         int checkout = (int) Math.max(2, Math.min((long) cap * 2, 64));
         while (!claim.done()) {
             List<String> marked = ring.take(checkout);
@@ -288,7 +377,7 @@ public final class PopService {
      */
     private boolean claimFromScan(Connection c, Request r, UUID queueId, String queueName, Claim claim,
                                   List<String> unclaimed) throws SQLException {
-        int cap = r.partitions() <= 0 ? Integer.MAX_VALUE : r.partitions();
+        int cap = claim.cap();
         int limit = cap >= 128 ? 512 : Math.max(64, Math.min(cap * 4, 512));
         List<LogStore.Candidate> candidates = LogStore.candidates(c, queueId, r.consumerGroup(), limit);
         for (int i = 0; i < candidates.size(); i++) {
@@ -313,6 +402,10 @@ public final class PopService {
         private int claimed;
         private String firstPartition;
         private UUID firstPartitionId;
+        /** The policy of the queue being claimed from, and whether any queue of this call conflated or disagreed. */
+        private boolean conflating;
+        private boolean anyConflating;
+        private boolean conflict;
 
         Claim(Request request, String leaseId) {
             this.request = request;
@@ -320,9 +413,19 @@ public final class PopService {
             this.remaining = Math.max(request.batch(), 1);
         }
 
+        /** The group's policy on the queue claimed from next. */
+        void policy(boolean conflation) {
+            conflating = conflation;
+            anyConflating |= conflation;
+            conflict |= request.conflation() != null && request.conflation() != conflation;
+        }
+
+        int cap() {
+            return request.partitionCap(anyConflating);
+        }
+
         boolean done() {
-            int cap = request.partitions() <= 0 || request.partition() != null ? Integer.MAX_VALUE : request.partitions();
-            return remaining <= 0 || claimed >= cap;
+            return remaining <= 0 || claimed >= cap();
         }
 
         /**
@@ -345,7 +448,7 @@ public final class PopService {
         void tryPartition(Connection c, String queue, UUID partitionId, String partitionName) throws SQLException {
             List<LogStore.ClaimedSegment> segments = LogStore.pop(c, partitionId, request.consumerGroup(), remaining,
                     request.leaseSeconds(), leaseId, request.autoAck(), request.subscriptionMode(),
-                    request.subscriptionFrom());
+                    request.subscriptionFrom(), conflating);
             if (segments.isEmpty()) {
                 return;
             }
@@ -366,7 +469,7 @@ public final class PopService {
 
         Result result(String queue) {
             return new Result(queue, firstPartition, firstPartitionId, leaseId, request.consumerGroup(),
-                    List.copyOf(messages), claimed);
+                    List.copyOf(messages), claimed, anyConflating, conflict);
         }
     }
 }

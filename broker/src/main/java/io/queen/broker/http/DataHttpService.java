@@ -146,43 +146,62 @@ public final class DataHttpService implements HttpService {
 
     // ---------------------------------------------------------------- pop
 
-    /** Pop maintenance: a bare 204 before anything touches the database. */
-    private boolean popPaused(ServerResponse res) {
+    static final String CONFLATION_NEEDS_GROUP = "conflation requires consumerGroup: queue mode is a shared cursor"
+            + " with no group identity to hang a delivery policy on";
+    static final String CONFLATION_WITH_AUTO_ACK = "conflation cannot be combined with autoAck: auto-ack commits at"
+            + " delivery with no lease, so a failed handler loses the tail and the at-least-once guarantee"
+            + " conflation exists to provide degrades to at-most-once";
+
+    /**
+     * Pop maintenance: a bare 204 before anything touches the database, except that a pop asking
+     * for conflation is answered 200 with the echo its client checks for (spec 10).
+     */
+    private boolean popPaused(ServerResponse res, PopService.Request r) {
         if (!switches.popPaused()) {
             return false;
         }
-        res.status(Status.NO_CONTENT_204).send();
+        if (Boolean.TRUE.equals(r.conflation())) {
+            Json.sendBytes(res, Status.OK_200,
+                    "{\"messages\":[],\"paused\":true,\"conflation\":true}".getBytes(StandardCharsets.UTF_8));
+        } else {
+            res.status(Status.NO_CONTENT_204).send();
+        }
         return true;
     }
 
     private void popQueue(ServerRequest req, ServerResponse res) throws Exception {
-        if (popPaused(res)) {
-            return;
-        }
-        String queue = req.path().pathParameters().get("queue");
-        respond(res, pop.pop(popRequest(req, queue, null)));
+        serve(res, popRequest(req, req.path().pathParameters().get("queue"), null));
     }
 
     private void popPartition(ServerRequest req, ServerResponse res) throws Exception {
-        if (popPaused(res)) {
-            return;
-        }
         var path = req.path().pathParameters();
-        respond(res, pop.pop(popRequest(req, path.get("queue"), path.get("partition"))));
+        serve(res, popRequest(req, path.get("queue"), path.get("partition")));
     }
 
     private void popDiscover(ServerRequest req, ServerResponse res) throws Exception {
-        if (popPaused(res)) {
-            return;
-        }
         Params q = new Params(req.query());
         if (q.string("namespace").isEmpty() && q.string("task").isEmpty()) {
-            ObjectNode body = Json.object().put("success", false).put("error", "namespace or task is required");
-            body.putArray("messages");
-            Json.send(res, Status.BAD_REQUEST_400, body);
+            popRefused(res, "namespace or task is required");
             return;
         }
-        respond(res, pop.pop(popRequest(req, null, null)));
+        serve(res, popRequest(req, null, null));
+    }
+
+    private void serve(ServerResponse res, PopService.Request r) throws Exception {
+        // The two combinations conflation refuses (spec 3): both are consumer bugs that no retry fixes.
+        if (Boolean.TRUE.equals(r.conflation()) && Tenants.QUEUE_MODE.equals(r.consumerGroup())) {
+            popRefused(res, CONFLATION_NEEDS_GROUP);
+        } else if (Boolean.TRUE.equals(r.conflation()) && r.autoAck()) {
+            popRefused(res, CONFLATION_WITH_AUTO_ACK);
+        } else if (!popPaused(res, r)) {
+            respond(res, pop.pop(r));
+        }
+    }
+
+    private static void popRefused(ServerResponse res, String error) {
+        ObjectNode body = Json.object().put("success", false).put("error", error);
+        body.putArray("messages");
+        Json.send(res, Status.BAD_REQUEST_400, body);
     }
 
     PopService.Request popRequest(ServerRequest req, String queue, String partition) {
@@ -212,30 +231,40 @@ public final class DataHttpService implements HttpService {
             mode = "all";
         }
         int lease = Math.max(q.integer("leaseSeconds", 0), 0);
+        Integer partitions = q.string("partitions").isPresent() ? q.integer("partitions", 1) : null;
+        Boolean conflation = q.string("conflation").isPresent() ? q.bool("conflation", false) : null;
         return new PopService.Request(tenancy.of(req), queue, partition,
                 q.string("namespace").orElse(null), q.string("task").orElse(null),
-                batch, q.integer("partitions", 1), q.bool("autoAck", false), q.bool("wait", false),
-                q.integer("timeout", (int) defaults.timeoutMs()), lease, group, mode, from);
+                batch, partitions, q.bool("autoAck", false), q.bool("wait", false),
+                q.integer("timeout", (int) defaults.timeoutMs()), lease, group, mode, from, conflation);
     }
 
     private void respond(ServerResponse res, PopService.Result r) {
         metrics.popped(r.isEmpty() ? 0 : r.messages().size());
-        if (r.isEmpty()) {
+        // An empty conflating (or conflicting) answer is a 200 carrying the echo: a client that asked
+        // for conflation and finds no echo takes the broker for one that does not conflate.
+        if (r.isEmpty() && !r.conflation() && !r.conflationConflict()) {
             res.status(Status.NO_CONTENT_204).send();
             return;
         }
         Json.sendBytes(res, Status.OK_200, render(r));
     }
 
-    /** The pop body with each payload spliced verbatim (no re-parse of message data). */
+    /**
+     * The pop body with each payload spliced verbatim (no re-parse of message data). An empty
+     * answer (conflating) names no partition and no lease, as none was claimed.
+     */
     static byte[] render(PopService.Result r) {
         JsonBytes out = new JsonBytes(renderedSize(r));
-        out.raw("{\"success\":true,\"queue\":").string(r.queue())
-                .raw(",\"partition\":").string(r.partition())
-                .raw(",\"partitionId\":").uuid(r.partitionId())
-                .raw(",\"leaseId\":").string(r.leaseId())
-                .raw(",\"consumerGroup\":").string(r.consumerGroup())
-                .raw(",\"messages\":[");
+        out.raw("{\"success\":true,\"queue\":").string(r.queue());
+        if (r.isEmpty()) {
+            out.raw(",\"partition\":\"\",\"partitionId\":\"\",\"leaseId\":\"\"");
+        } else {
+            out.raw(",\"partition\":").string(r.partition())
+                    .raw(",\"partitionId\":").uuid(r.partitionId())
+                    .raw(",\"leaseId\":").string(r.leaseId());
+        }
+        out.raw(",\"consumerGroup\":").string(r.consumerGroup()).raw(",\"messages\":[");
         // Messages of one segment share their creation time: format it once per run of equal instants.
         Instant lastCreated = null;
         String lastCreatedText = null;
@@ -263,7 +292,14 @@ public final class DataHttpService implements HttpService {
                     .raw(",\"deliveryAttempt\":").number(m.deliveryAttempt())
                     .raw("}");
         }
-        return out.raw("],\"partitionsClaimed\":").number(r.partitionsClaimed()).raw("}").toByteArray();
+        out.raw("],\"partitionsClaimed\":").number(r.partitionsClaimed());
+        if (r.conflation()) {
+            out.raw(",\"conflation\":true");
+        }
+        if (r.conflationConflict()) {
+            out.raw(",\"conflationConflict\":true");
+        }
+        return out.raw("}").toByteArray();
     }
 
     /**

@@ -65,7 +65,8 @@ public final class LogStore {
             Long[] spanOffsets,
             Boolean[] belowCursor,
             String queueName,
-            String partitionName) {
+            String partitionName,
+            boolean leaseConflated) {
     }
 
     public record Segment(long baseOffset, long endOffset, Instant createdAt, byte[] blob) {
@@ -216,15 +217,34 @@ public final class LogStore {
         }
     }
 
-    public static void registerGroup(Connection c, UUID tenant, UUID queueId, String group, String subMode,
-                                     Instant subFrom) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_register_group_v1(?, ?, ?, ?, ?)")) {
-            ps.setObject(1, tenant);     // p_tenant
-            ps.setObject(2, queueId);    // p_queue_id
-            ps.setString(3, group);      // p_group
-            ps.setString(4, subMode);    // p_sub_mode
-            setInstant(ps, 5, subFrom);  // p_sub_from
-            ps.execute();
+    /** Registers the group on the queue (a no-op when it is registered); returns its stored conflation policy. */
+    public static boolean registerGroup(Connection c, UUID tenant, UUID queueId, String group, String subMode,
+                                        Instant subFrom, boolean conflation) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_register_group_v1(?, ?, ?, ?, ?, ?)")) {
+            ps.setObject(1, tenant);         // p_tenant
+            ps.setObject(2, queueId);        // p_queue_id
+            ps.setString(3, group);          // p_group
+            ps.setString(4, subMode);        // p_sub_mode
+            setInstant(ps, 5, subFrom);      // p_sub_from
+            ps.setBoolean(6, conflation);    // p_conflation
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** The group's stored conflation policy on the queue, or null when it has not registered there. */
+    public static Boolean groupPolicy(Connection c, UUID queueId, String group) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_group_policy_v1(?, ?)")) {
+            ps.setObject(1, queueId);  // p_queue_id
+            ps.setString(2, group);    // p_group
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                boolean v = rs.getBoolean(1);
+                return rs.wasNull() ? null : v;
+            }
         }
     }
 
@@ -255,9 +275,9 @@ public final class LogStore {
     }
 
     public static List<ClaimedSegment> pop(Connection c, UUID partitionId, String group, int batch, int leaseSeconds,
-                                           String workerId, boolean autoAck, String subMode, Instant subFrom)
-            throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_pop_v1(?, ?, ?, ?, ?, ?, ?, ?)")) {
+                                           String workerId, boolean autoAck, String subMode, Instant subFrom,
+                                           boolean conflate) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_pop_v1(?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
             ps.setObject(1, partitionId);  // p_partition_id
             ps.setString(2, group);        // p_group
             ps.setInt(3, batch);           // p_batch
@@ -266,6 +286,7 @@ public final class LogStore {
             ps.setBoolean(6, autoAck);     // p_auto_ack
             ps.setString(7, subMode);      // p_sub_mode
             setInstant(ps, 8, subFrom);    // p_sub_from
+            ps.setBoolean(9, conflate);    // p_conflate
             List<ClaimedSegment> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -291,13 +312,14 @@ public final class LogStore {
                 boolean found = rs.getBoolean(1);
                 boolean tenantOk = rs.getBoolean(2);
                 if (!found || !tenantOk) {
-                    return new AckState(found, tenantOk, -1, null, null, false, 0, -1, 0, false, null, null, null, null);
+                    return new AckState(found, tenantOk, -1, null, null, false, 0, -1, 0, false, null, null, null, null, false);
                 }
                 long be = rs.getLong(4);
                 Long batchEnd = rs.wasNull() ? null : be;
                 return new AckState(true, true, rs.getLong(3), batchEnd, rs.getString(5), rs.getBoolean(6),
                         rs.getInt(7), rs.getLong(8), rs.getInt(9), rs.getBoolean(10),
-                        longs(rs.getArray(11)), bools(rs.getArray(12)), rs.getString(13), rs.getString(14));
+                        longs(rs.getArray(11)), bools(rs.getArray(12)), rs.getString(13), rs.getString(14),
+                        rs.getBoolean(15));
             }
         }
     }
