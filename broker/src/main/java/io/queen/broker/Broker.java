@@ -16,6 +16,7 @@ import io.queen.broker.engine.FetchService;
 import io.queen.broker.engine.MaintenanceSwitches;
 import io.queen.broker.engine.MessageBrowseService;
 import io.queen.broker.engine.ObservabilityService;
+import io.queen.broker.engine.PopAutopilot;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.PushSpool;
@@ -162,7 +163,8 @@ public final class Broker implements AutoCloseable {
             AckService ack = new AckService(database, channel::published);
             MaintenanceSwitches switches = MaintenanceSwitches.load(database, maintenance.switchesRefreshMs());
             return new Services(settings, database, catalog, cipher, hub, channel::published, push,
-                    new PopService(database, catalog, cipher, hub),
+                    new PopService(database, catalog, cipher, hub, new PopAutopilot(settings.engine().popAutopilot(),
+                            settings.engine().popAutopilotBatch())),
                     ack,
                     new TransactionService(database, push, ack, channel::published),
                     new DataHttpService.PopDefaults(settings.engine().popDefaultTimeoutMs(),

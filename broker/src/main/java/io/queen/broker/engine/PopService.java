@@ -44,7 +44,8 @@ public final class PopService {
             String partition,      // non-null on the pinned route
             String namespace,
             String task,
-            int batch,
+            int batch,             // 200 when not given
+            boolean batchGiven,
             Integer partitions,    // null when not given
             boolean autoAck,
             boolean waitForMessages,
@@ -53,7 +54,15 @@ public final class PopService {
             String consumerGroup,
             String subscriptionMode,
             Instant subscriptionFrom,
-            Boolean conflation) {  // as asked; null when not given
+            Boolean conflation,    // as asked; null when not given
+            boolean autopilot) {
+        /** The same pop with the knobs autopilot chose. */
+        Request sized(PopAutopilot.Plan plan) {
+            return new Request(tenant, queue, partition, namespace, task, plan.batch(), true, plan.partitions(),
+                    autoAck, waitForMessages, timeoutMs, leaseSeconds, consumerGroup, subscriptionMode,
+                    subscriptionFrom, conflation, autopilot);
+        }
+
         /**
          * The most partitions one call claims: the parameter (default 1, at most 0 = no cap). A
          * conflating pop takes one message per partition, so its cap defaults to the batch and is
@@ -77,14 +86,20 @@ public final class PopService {
 
     /**
      * {@code conflation}: the group's policy conflated this answer; {@code conflationConflict}: the
-     * pop asked for another policy than the stored one, which was applied instead.
+     * pop asked for another policy than the stored one, which was applied instead; {@code autopilot}:
+     * the knobs the broker chose for a pop that delegated them, else null.
      */
     public record Result(String queue, String partition, UUID partitionId, String leaseId, String consumerGroup,
                          List<Message> messages, int partitionsClaimed, boolean conflation,
-                         boolean conflationConflict) {
+                         boolean conflationConflict, PopAutopilot.Plan autopilot) {
         public Result(String queue, String partition, UUID partitionId, String leaseId, String consumerGroup,
                       List<Message> messages, int partitionsClaimed) {
-            this(queue, partition, partitionId, leaseId, consumerGroup, messages, partitionsClaimed, false, false);
+            this(queue, partition, partitionId, leaseId, consumerGroup, messages, partitionsClaimed, false, false, null);
+        }
+
+        Result withAutopilot(PopAutopilot.Plan plan) {
+            return new Result(queue, partition, partitionId, leaseId, consumerGroup, messages, partitionsClaimed,
+                    conflation, conflationConflict, plan);
         }
 
         public boolean isEmpty() {
@@ -96,6 +111,7 @@ public final class PopService {
     private final QueueCatalog catalog;
     private final PayloadCipher cipher;
     private final WakeHub wake;
+    private final PopAutopilot autopilot;
     /** Each (queue, group)'s conflation policy as last read, by "queueId/group". */
     private final Map<String, GroupPolicy> policies = new ConcurrentHashMap<>();
     /** Each queue's minPopWaitTime as last read, so queues without it (the default) cost no query. */
@@ -118,11 +134,13 @@ public final class PopService {
         }
     }
 
-    public PopService(Database database, QueueCatalog catalog, PayloadCipher cipher, WakeHub wake) {
+    public PopService(Database database, QueueCatalog catalog, PayloadCipher cipher, WakeHub wake,
+                      PopAutopilot autopilot) {
         this.database = database;
         this.catalog = catalog;
         this.cipher = cipher;
         this.wake = wake;
+        this.autopilot = autopilot;
     }
 
     /** Forgets that the group registered on the queue, so its next pop registers it again (after a group delete). */
@@ -131,11 +149,32 @@ public final class PopService {
     }
 
     public Result pop(Request r) throws SQLException, InterruptedException {
-        long deadline = System.nanoTime() + Math.max(r.timeoutMs(), 0) * 1_000_000L;
         boolean queueLevel = r.queue() != null && r.partition() == null;
+        // The reference's scope: a queue-level pop of a named group that does not ask for conflation
+        // (whose partitions are its message budget) and leaves at least one knob to the broker.
+        boolean piloted = queueLevel && r.autopilot() && autopilot.enabled()
+                && !Tenants.QUEUE_MODE.equals(r.consumerGroup()) && !Boolean.TRUE.equals(r.conflation())
+                && (!r.batchGiven() || r.partitions() == null);
+        if (!piloted) {
+            return pop(r, queueLevel, null);
+        }
+        String lane = r.tenant() + "/" + r.queue() + "/" + r.consumerGroup();
+        try (PopAutopilot.Live ignored = autopilot.enter(lane)) {
+            return pop(r, queueLevel, lane);
+        }
+    }
+
+    /** @param lane the autopilot lane of a pop that delegated its sizing, else null */
+    private Result pop(Request asked, boolean queueLevel, String lane) throws SQLException, InterruptedException {
+        long deadline = System.nanoTime() + Math.max(asked.timeoutMs(), 0) * 1_000_000L;
         while (true) {
-            long seen = r.queue() == null ? wake.tenantVersion(r.tenant()) : wake.version(r.tenant(), r.queue());
-            HotList.Ring ring = queueLevel ? wake.hotList().ring(r.tenant(), r.queue(), r.consumerGroup()) : null;
+            long seen = asked.queue() == null ? wake.tenantVersion(asked.tenant())
+                    : wake.version(asked.tenant(), asked.queue());
+            HotList.Ring ring = queueLevel ? wake.hotList().ring(asked.tenant(), asked.queue(), asked.consumerGroup())
+                    : null;
+            PopAutopilot.Plan plan = lane == null ? null : autopilot.plan(lane, ring.size(), asked.partitions(),
+                    asked.batchGiven() ? asked.batch() : null);
+            Request r = plan == null ? asked : asked.sized(plan);
             if (queueLevel) {
                 holdForFullBatch(r, deadline);
             }
@@ -145,7 +184,7 @@ public final class PopService {
                     // This pop was likely the one woken for its group: pass the wake on for what is left.
                     wake.wakeGroup(r.tenant(), r.queue(), r.consumerGroup());
                 }
-                return result;
+                return plan == null ? result : result.withAutopilot(plan);
             }
             long leftMs = (deadline - System.nanoTime()) / 1_000_000L;
             if (leftMs <= 0) {
@@ -469,7 +508,7 @@ public final class PopService {
 
         Result result(String queue) {
             return new Result(queue, firstPartition, firstPartitionId, leaseId, request.consumerGroup(),
-                    List.copyOf(messages), claimed, anyConflating, conflict);
+                    List.copyOf(messages), claimed, anyConflating, conflict, null);
         }
     }
 }

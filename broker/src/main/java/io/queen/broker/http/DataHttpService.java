@@ -235,8 +235,9 @@ public final class DataHttpService implements HttpService {
         Boolean conflation = q.string("conflation").isPresent() ? q.bool("conflation", false) : null;
         return new PopService.Request(tenancy.of(req), queue, partition,
                 q.string("namespace").orElse(null), q.string("task").orElse(null),
-                batch, partitions, q.bool("autoAck", false), q.bool("wait", false),
-                q.integer("timeout", (int) defaults.timeoutMs()), lease, group, mode, from, conflation);
+                batch, q.string("batch").isPresent(), partitions, q.bool("autoAck", false), q.bool("wait", false),
+                q.integer("timeout", (int) defaults.timeoutMs()), lease, group, mode, from, conflation,
+                q.bool("autopilot", false));
     }
 
     private void respond(ServerResponse res, PopService.Result r) {
@@ -298,6 +299,10 @@ public final class DataHttpService implements HttpService {
         }
         if (r.conflationConflict()) {
             out.raw(",\"conflationConflict\":true");
+        }
+        if (r.autopilot() != null) {
+            out.raw(",\"autopilot\":{\"partitions\":").number(r.autopilot().partitions())
+                    .raw(",\"batch\":").number(r.autopilot().batch()).raw("}");
         }
         return out.raw("}").toByteArray();
     }

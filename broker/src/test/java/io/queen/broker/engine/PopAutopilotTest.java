@@ -1,0 +1,58 @@
+package io.queen.broker.engine;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PopAutopilotTest {
+    private final PopAutopilot pilot = new PopAutopilot(true, 100);
+
+    @Test
+    void aKnobThePopSentIsNeverTouched() {
+        assertEquals(new PopAutopilot.Plan(3, 250), pilot.plan("t/q/g", 500, 3, 250));
+        assertEquals(new PopAutopilot.Plan(3, 100), pilot.plan("t/q/g", 500, 3, null));
+        assertEquals(250, pilot.plan("t/q/h", 500, null, 250).batch());
+    }
+
+    @Test
+    void theWidthCoversTheReadyPartitionsSharedAmongThePopsInFlight() {
+        try (PopAutopilot.Live a = pilot.enter("t/q/g")) {
+            assertEquals(1, pilot.plan("t/q/g", 0, null, null).partitions(), "nothing ready: one partition");
+            assertEquals(40, pilot.plan("t/q/g", 40, null, null).partitions(), "widens at once");
+            assertEquals(64, pilot.plan("t/q/g", 1000, null, null).partitions(), "never past 64");
+        }
+        PopAutopilot.Live[] four = {pilot.enter("t/q/four"), pilot.enter("t/q/four"), pilot.enter("t/q/four"),
+                pilot.enter("t/q/four")};
+        assertEquals(10, pilot.plan("t/q/four", 40, null, null).partitions(), "40 ready among 4 pops");
+        for (PopAutopilot.Live l : four) {
+            l.close();
+        }
+    }
+
+    @Test
+    void theWidthNarrowsOnlyWhenTheSmoothedCountStaysUnderHalfOfIt() {
+        String lane = "t/q/narrow";
+        assertEquals(40, pilot.plan(lane, 40, null, null).partitions());
+        assertEquals(40, pilot.plan(lane, 25, null, null).partitions(), "one smaller sample does not narrow it");
+        int width = 40;
+        for (int i = 0; i < 30 && width == 40; i++) {
+            width = pilot.plan(lane, 0, null, null).partitions();
+        }
+        assertTrue(width < 20 && width >= 1, "narrowed once the count stayed low: " + width);
+        assertEquals(30, pilot.plan(lane, 30, null, null).partitions(), "and widens again at once");
+    }
+
+    @Test
+    void aLaneIdleForASecondStartsAgainFromOne() throws Exception {
+        assertEquals(50, pilot.plan("t/q/idle", 50, null, null).partitions());
+        Thread.sleep(PopAutopilot.IDLE_NANOS / 1_000_000 + 100);
+        assertEquals(5, pilot.plan("t/q/idle", 5, null, null).partitions(), "not the width of the last burst");
+    }
+
+    @Test
+    void aDelegatedBatchIsTheConfiguredOne() {
+        assertEquals(100, pilot.plan("t/q/b", 3, 2, null).batch());
+        assertEquals(700, new PopAutopilot(true, 700).plan("t/q/b", 3, 2, null).batch());
+    }
+}
