@@ -251,6 +251,45 @@ class ConflationIT {
     }
 
     @Test
+    void aDeadLetteredTailRetiresTheBacklogBehindIt() throws Exception {
+        Reply cfg = http.post("/api/v1/configure", "{\"queue\":\"poison\",\"options\":{\"retryLimit\":0}}");
+        assertEquals(200, cfg.status(), cfg.body());
+        pushEach("poison", "p", 0, 4);
+        JsonNode r = popOk("poison?consumerGroup=g&conflation=true");
+        assertEquals(4, n(r.get("messages").get(0)));
+        Reply nack = ack(r, 0, "failed", "g");
+        assertTrue(nack.json().get(0).get("dlq").asBoolean(), nack.body());
+        assertEquals(Arrays.asList(4L, null, false, 0, 5L), cursor("poison", "p", "g"));
+        JsonNode dlq = http.get("/api/v1/dlq?queue=poison&consumerGroup=g").json();
+        assertEquals(1, dlq.get("messages").size(), dlq.toString());
+        assertEquals(4, dlq.get("messages").get(0).get("data").get("n").asInt(), dlq.toString());
+    }
+
+    @Test
+    void concurrentConsumersOfAConflatingGroupNeverHoldTheSamePartition() throws Exception {
+        for (int p = 0; p < 40; p++) {
+            http.push("crowd", "p" + p, "{\"n\":0}", "{\"n\":1}");
+        }
+        List<java.util.concurrent.CompletableFuture<JsonNode>> pops = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            pops.add(java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> popOk("crowd?consumerGroup=g&conflation=true&batch=10")));
+        }
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        int delivered = 0;
+        for (var f : pops) {
+            for (JsonNode m : f.get(30, java.util.concurrent.TimeUnit.SECONDS).get("messages")) {
+                assertTrue(seen.add(m.get("partition").asText()), "partition delivered twice under live leases: "
+                        + m.get("partition").asText());
+                assertEquals(1, n(m));
+                delivered++;
+            }
+        }
+        assertEquals(40, delivered + popOk("crowd?consumerGroup=g&conflation=true&batch=64").get("messages").size(),
+                "every partition once, by one consumer or the last pop");
+    }
+
+    @Test
     void conflationWithoutAGroupOrWithAutoAckIsRefused() {
         Reply noGroup = pop("refused?conflation=true");
         assertEquals(400, noGroup.status());
