@@ -127,6 +127,22 @@ LANGUAGE sql STABLE AS $$
                       WHERE w.queue_id = p_queue_id AND w.consumer_group = p_group), '-infinity')
 $$;
 
+-- The pending-partition condition of a (queue, group) scan, as SQL text for
+-- EXECUTE with $1 = queue id, $2 = group, $3 = scan floor: partitions written
+-- since the floor with data past the group's cursor (or no cursor yet) and,
+-- with p_lease_free, no live lease. One definition for the candidate scan, the
+-- watermark's lease-ignoring re-check and the minPopWaitTime fill estimate.
+CREATE OR REPLACE FUNCTION queen.log_pending_from_v1(p_lease_free boolean)
+RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT ' FROM queen.log_partitions lp'
+        || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
+        || ' WHERE lp.queue_id = $1 AND lp.last_write_at >= $3 AND lp.last_offset > COALESCE(c.committed, -1)'
+        || CASE WHEN p_lease_free
+                THEN ' AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < now())'
+                ELSE '' END
+$$;
+
 -- Drops the group's watermarks on the given queues, or with p_queue_ids NULL
 -- on every queue of p_tenant (under the group's key). Call before taking any
 -- log_consumers lock.
@@ -180,9 +196,7 @@ BEGIN
     END IF;
     -- Read again under the lock: a reset may have committed since the scan read it.
     v_floor := queen.log_scan_floor_v1(p_queue_id, p_group);
-    EXECUTE 'SELECT EXISTS (SELECT 1 FROM queen.log_partitions lp'
-         || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
-         || ' WHERE lp.queue_id = $1 AND lp.last_write_at >= $3 AND lp.last_offset > COALESCE(c.committed, -1))'
+    EXECUTE 'SELECT EXISTS (SELECT 1' || queen.log_pending_from_v1(false) || ')'
        INTO v_pending
       USING p_queue_id, p_group, v_floor;
     INSERT INTO queen.consumer_watermarks AS w (queue_id, consumer_group, last_empty_scan_at, updated_at)
@@ -205,12 +219,7 @@ CREATE OR REPLACE FUNCTION queen.log_pop_candidates_v1(p_queue_id uuid, p_group 
 RETURNS TABLE (partition_id uuid, partition_name text)
 LANGUAGE plpgsql AS $$
 BEGIN
-    RETURN QUERY EXECUTE
-           'SELECT lp.id, lp.name FROM queen.log_partitions lp'
-        || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
-        || ' WHERE lp.queue_id = $1 AND lp.last_write_at >= $3 AND lp.last_offset > COALESCE(c.committed, -1)'
-        || ' AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < now())'
-        || ' ORDER BY random() LIMIT $4'
+    RETURN QUERY EXECUTE 'SELECT lp.id, lp.name' || queen.log_pending_from_v1(true) || ' ORDER BY random() LIMIT $4'
       USING p_queue_id, p_group, queen.log_scan_floor_v1(p_queue_id, p_group), p_limit;
     IF NOT FOUND THEN
         PERFORM queen.log_watermark_advance_v1(p_queue_id, p_group);
@@ -234,10 +243,7 @@ BEGIN
     claimable := 0;
     IF COALESCE(min_pop_wait_ms, 0) > 0 THEN
         EXECUTE 'SELECT LEAST(COALESCE(sum(n), 0), $4)::integer FROM (SELECT lp.last_offset'
-             || ' - GREATEST(COALESCE(c.committed, -1), lp.log_start - 1) AS n FROM queen.log_partitions lp'
-             || ' LEFT JOIN queen.log_consumers c ON c.partition_id = lp.id AND c.consumer_group = $2'
-             || ' WHERE lp.queue_id = $1 AND lp.last_write_at >= $3 AND lp.last_offset > COALESCE(c.committed, -1)'
-             || ' AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < now())'
+             || ' - GREATEST(COALESCE(c.committed, -1), lp.log_start - 1) AS n' || queen.log_pending_from_v1(true)
              || ' LIMIT $4) s'
            INTO claimable
           USING p_queue_id, p_group, queen.log_scan_floor_v1(p_queue_id, p_group), GREATEST(p_cap, 1);
