@@ -1,5 +1,6 @@
 package io.queen.bench;
 
+import io.queen.broker.config.EngineSettings;
 import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.SegmentCodec;
 import io.queen.broker.engine.segment.TxnHash;
@@ -24,7 +25,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * dedup probe: offsets are assigned client-side. Blobs are encoded before the clock starts.
  */
 final class CeilingPhase {
-    private static final int ZSTD_LEVEL = 3; // the broker's default (QUEEN_V2_ZSTD_LEVEL)
+    /** The level the broker under test compresses at: QUEEN_V2_ZSTD_LEVEL (inherited by it) or its default. */
+    private static final int ZSTD_LEVEL = zstdLevel();
     private static final int DISTINCT_SEGMENTS = 16;
 
     record Outcome(long messages, long elapsedNanos) {
@@ -37,6 +39,11 @@ final class CeilingPhase {
     }
 
     private CeilingPhase() {
+    }
+
+    private static int zstdLevel() {
+        String v = System.getenv("QUEEN_V2_ZSTD_LEVEL");
+        return v == null || v.isBlank() ? EngineSettings.DEFAULT_ZSTD_LEVEL : Integer.parseInt(v.trim());
     }
 
     static Outcome run(PgServer.Database db, int partitions, long segments, int perSegment, int writers,

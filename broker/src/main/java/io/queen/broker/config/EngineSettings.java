@@ -8,6 +8,14 @@ package io.queen.broker.config;
  */
 public record EngineSettings(String encryptionKeyHex, int zstdLevel, long popDefaultTimeoutMs,
                              String defaultSubscriptionMode, boolean popAutopilot, int popAutopilotBatch) {
+    /**
+     * Segment compression level when QUEEN_V2_ZSTD_LEVEL is unset. The reference defaults to 3; we
+     * default to 1. Measured on 100-message segments (zstd-jni 1.5.7): JSON order events compress to
+     * 29.3% at level 1 and 29.4% at level 3, text-like payloads to 49% and 48%, while level 3 costs
+     * 1.5x and 2.6x the CPU, which on a push was a third of the broker's. Blobs of any level read the
+     * same, so a broker may change level at any time.
+     */
+    public static final int DEFAULT_ZSTD_LEVEL = 1;
 
     static EngineSettings from(Env env) {
         long timeout = env.longValue("DEFAULT_TIMEOUT",
@@ -18,9 +26,9 @@ public record EngineSettings(String encryptionKeyHex, int zstdLevel, long popDef
             case "new", "new-only", "new_only", "newonly" -> "new";
             default -> "all";
         };
-        return new EngineSettings(env.raw("QUEEN_ENCRYPTION_KEY"), env.integer("QUEEN_V2_ZSTD_LEVEL", 3, 1, 22),
-                timeout, normalised, env.bool("QUEEN_POP_AUTOPILOT", true),
-                env.integer("QUEEN_POP_AUTOPILOT_BATCH", 100, 1, 10_000));
+        return new EngineSettings(env.raw("QUEEN_ENCRYPTION_KEY"),
+                env.integer("QUEEN_V2_ZSTD_LEVEL", DEFAULT_ZSTD_LEVEL, 1, 22), timeout, normalised,
+                env.bool("QUEEN_POP_AUTOPILOT", true), env.integer("QUEEN_POP_AUTOPILOT_BATCH", 100, 1, 10_000));
     }
 
     @Override
