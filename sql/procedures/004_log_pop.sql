@@ -62,9 +62,11 @@ $$;
 -- lazily from the record. Returns the policy as stored: a later registration
 -- asking for another one does not change it (the first registration wins,
 -- spec 3), and the caller reports the disagreement. Queue mode never conflates.
+-- p_conflation comes last with a default, as p_conflate on log_pop_v1 does.
 DROP FUNCTION IF EXISTS queen.log_register_group_v1(uuid, uuid, text, text, timestamptz);
 CREATE OR REPLACE FUNCTION queen.log_register_group_v1(
-    p_tenant uuid, p_queue_id uuid, p_group text, p_sub_mode text, p_sub_from timestamptz, p_conflation boolean)
+    p_tenant uuid, p_queue_id uuid, p_group text, p_sub_mode text, p_sub_from timestamptz,
+    p_conflation boolean DEFAULT false)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -254,7 +256,9 @@ $$;
 
 -- log_pop_v1's row type changed across builds upstream, so it is dropped and
 -- recreated rather than replaced (OR REPLACE refuses a new OUT row type). The
--- first line drops the signature of builds before conflation.
+-- first line drops the signature of builds before conflation; p_conflate comes
+-- last with a default, so a broker of such a build, still serving during a
+-- rolling restart, keeps popping through this definition.
 DROP FUNCTION IF EXISTS queen.log_pop_v1(uuid, text, integer, integer, text, boolean, text, timestamptz);
 DROP FUNCTION IF EXISTS queen.log_pop_v1(uuid, text, integer, integer, text, boolean, text, timestamptz, boolean);
 -- Claims up to p_batch frames of one partition for one group. Gates: the
@@ -281,7 +285,7 @@ CREATE FUNCTION queen.log_pop_v1(
     p_auto_ack boolean,
     p_sub_mode text,
     p_sub_from timestamptz,
-    p_conflate boolean)
+    p_conflate boolean DEFAULT false)
 RETURNS TABLE (seq bigint, start_off integer, take integer, msg_count integer,
                created_at timestamptz, blob bytea, attempt integer)
 LANGUAGE plpgsql AS $$

@@ -289,6 +289,39 @@ class ConflationIT {
                 "every partition once, by one consumer or the last pop");
     }
 
+    /** A broker of the build before conflation, still serving during a rolling restart, calls the old arities. */
+    @Test
+    void theCallsOfTheBuildBeforeConflationStillWork() throws Exception {
+        pushEach("older", "p", 0, 2);
+        try (Connection c = TestPostgres.connect(db)) {
+            String pid;
+            String qid;
+            try (PreparedStatement ps = c.prepareStatement("SELECT lp.id, lp.queue_id FROM queen.log_partitions lp"
+                    + " JOIN queen.queues q ON q.id = lp.queue_id WHERE q.name = 'older'");
+                 ResultSet rs = ps.executeQuery()) {
+                assertTrue(rs.next());
+                pid = rs.getString(1);
+                qid = rs.getString(2);
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT queen.log_register_group_v1("
+                    + "'00000000-0000-0000-0000-000000000001'::uuid, ?::uuid, 'old', 'all', NULL)")) {
+                ps.setString(1, qid);
+                try (ResultSet rs = ps.executeQuery()) {
+                    assertTrue(rs.next());
+                    assertFalse(rs.getBoolean(1), "registered without conflation");
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT sum(take) FROM queen.log_pop_v1(?::uuid, 'old', 10, 0, 'w', false, 'all', NULL)")) {
+                ps.setString(1, pid);
+                try (ResultSet rs = ps.executeQuery()) {
+                    assertTrue(rs.next());
+                    assertEquals(3, rs.getInt(1), "a plain claim of the whole partition");
+                }
+            }
+        }
+    }
+
     @Test
     void conflationWithoutAGroupOrWithAutoAckIsRefused() {
         Reply noGroup = pop("refused?conflation=true");
