@@ -102,17 +102,19 @@ public final class DataHttpService implements HttpService {
     static final int MAX_PARTITION_NAME_BYTES = 2048;
 
     /** @param payload the item's payload exactly as sent, or null when the item has none */
-    static PushService.Item pushItem(JsonNode item, byte[] payload, int index) {
-        if (item == null || !item.isObject()) {
-            throw new BadRequestException("bad body: items[" + index + "] must be an object");
+    /** One push item from its fields as sent (null when absent), validated. */
+    static PushService.Item pushItem(JsonNode queueNode, JsonNode partitionNode, JsonNode t, byte[] payload,
+                                     int index) {
+        if (queueNode == null || !queueNode.isTextual() || queueNode.asText().isEmpty()) {
+            throw new BadRequestException("bad body: items[" + index + "].queue is required (a non-empty string)");
         }
-        String queue = requiredName(item, "queue", index);
+        String queue = queueNode.asText();
         String partition = Tenants.DEFAULT_PARTITION;
-        if (item.has("partition") && !item.get("partition").isNull()) {
-            if (!item.get("partition").isTextual() || item.get("partition").asText().isEmpty()) {
+        if (partitionNode != null && !partitionNode.isNull()) {
+            if (!partitionNode.isTextual() || partitionNode.asText().isEmpty()) {
                 throw new BadRequestException("bad body: items[" + index + "].partition must be a non-empty string");
             }
-            partition = item.get("partition").asText();
+            partition = partitionNode.asText();
             if (partition.indexOf('\u0000') >= 0
                     || partition.getBytes(StandardCharsets.UTF_8).length > MAX_PARTITION_NAME_BYTES) {
                 throw new BadRequestException("bad body: items[" + index + "].partition must be at most "
@@ -123,7 +125,6 @@ public final class DataHttpService implements HttpService {
             throw new BadRequestException("bad body: items[" + index + "].payload is required");
         }
         String txn = null;
-        JsonNode t = item.get("transactionId");
         if (t != null && !t.isNull()) {
             if (!t.isTextual() || t.asText().isEmpty()) {
                 throw new BadRequestException("bad body: items[" + index + "].transactionId must be a non-empty string");
@@ -134,14 +135,6 @@ public final class DataHttpService implements HttpService {
             }
         }
         return new PushService.Item(queue, partition, payload, txn, null);
-    }
-
-    private static String requiredName(JsonNode item, String field, int index) {
-        JsonNode v = item.get(field);
-        if (v == null || !v.isTextual() || v.asText().isEmpty()) {
-            throw new BadRequestException("bad body: items[" + index + "]." + field + " is required (a non-empty string)");
-        }
-        return v.asText();
     }
 
     // ---------------------------------------------------------------- pop

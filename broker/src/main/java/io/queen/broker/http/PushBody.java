@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.broker.engine.PushService;
 
 import java.io.IOException;
@@ -16,8 +15,9 @@ import java.util.List;
 /**
  * Reads a push body in one streaming pass. Each item's {@code payload} is kept as the exact bytes
  * the client sent (the reference stores payloads verbatim): no re-serialisation, so a decimal such
- * as 0.10000000000000000001 keeps every digit, and no tree is built for the payload at all. The
- * item's other fields are small and read as a tree for validation.
+ * as 0.10000000000000000001 keeps every digit, and no tree is built for the payload at all. Of the
+ * item's other fields only queue, partition and transactionId are read, each as a small node for
+ * validation; the rest are skipped (still checked as JSON) without building anything.
  */
 final class PushBody {
     private PushBody() {
@@ -66,18 +66,24 @@ final class PushBody {
             if (t != JsonToken.START_OBJECT) {
                 throw bad("items[" + index + "] must be an object");
             }
-            ObjectNode fields = Json.object();
+            // No map per item: at 100 items a request, building one for these three fields showed
+            // in profiles (HashMap puts, resizes and lookups, about 3% of the broker's push CPU).
+            JsonNode queue = null;
+            JsonNode partition = null;
+            JsonNode transactionId = null;
             byte[] payload = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 p.nextToken();
-                if ("payload".equals(field)) {
-                    payload = raw(p, body);
-                } else {
-                    fields.set(field, value(p));
+                switch (field) {
+                    case "payload" -> payload = raw(p, body);
+                    case "queue" -> queue = value(p);
+                    case "partition" -> partition = value(p);
+                    case "transactionId" -> transactionId = value(p);
+                    default -> p.skipChildren();
                 }
             }
-            items.add(DataHttpService.pushItem(fields, payload, index));
+            items.add(DataHttpService.pushItem(queue, partition, transactionId, payload, index));
         }
         return items;
     }
