@@ -307,6 +307,7 @@ DECLARE
     v_newest timestamptz;
     v_any boolean := false;
     v_conflate boolean := COALESCE(p_conflate, false);
+    v_visible boolean;
     r record;
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM queen.log_consumers c
@@ -346,27 +347,35 @@ BEGIN
     END IF;
 
     IF v_conflate THEN
-        -- A segment past the cursor at all, visible or not, rules out the seal below.
-        SELECT s.end_offset >= v_wanted INTO v_any FROM queen.log_segments s
+        -- The newest segment; past the cursor at all (visible or not) it rules out the seal below.
+        SELECT s.base_offset, s.end_offset, s.created_at, s.blob INTO r FROM queen.log_segments s
          WHERE s.partition_id = p_partition_id
          ORDER BY s.base_offset DESC LIMIT 1;
-        v_any := COALESCE(v_any, false);
-        FOR r IN SELECT s.base_offset, s.end_offset, s.created_at, s.blob FROM queen.log_segments s
-                 WHERE s.partition_id = p_partition_id
-                   AND (v_delayed = 0 OR s.created_at <= v_now - make_interval(secs => v_delayed))
-                 ORDER BY s.base_offset DESC LIMIT 1 LOOP
-            IF r.end_offset >= v_wanted THEN
-                seq := r.base_offset;
-                start_off := (r.end_offset - r.base_offset)::integer;
-                take := 1;
-                msg_count := (r.end_offset - r.base_offset + 1)::integer;
-                created_at := r.created_at;
-                blob := r.blob;
-                v_taken := 1;
-                v_end := r.end_offset;
-                RETURN NEXT;
+        IF FOUND THEN
+            v_any := r.end_offset >= v_wanted;
+        END IF;
+        v_visible := v_any;
+        IF v_any AND v_delayed > 0 AND r.created_at > v_now - make_interval(secs => v_delayed) THEN
+            -- Still delayed: the newest segment old enough instead, if any.
+            SELECT s.base_offset, s.end_offset, s.created_at, s.blob INTO r FROM queen.log_segments s
+             WHERE s.partition_id = p_partition_id AND s.created_at <= v_now - make_interval(secs => v_delayed)
+             ORDER BY s.base_offset DESC LIMIT 1;
+            v_visible := false;
+            IF FOUND THEN
+                v_visible := r.end_offset >= v_wanted;
             END IF;
-        END LOOP;
+        END IF;
+        IF v_visible THEN
+            seq := r.base_offset;
+            start_off := (r.end_offset - r.base_offset)::integer;
+            take := 1;
+            msg_count := (r.end_offset - r.base_offset + 1)::integer;
+            created_at := r.created_at;
+            blob := r.blob;
+            v_taken := 1;
+            v_end := r.end_offset;
+            RETURN NEXT;
+        END IF;
         v_remaining := 0;
     END IF;
 

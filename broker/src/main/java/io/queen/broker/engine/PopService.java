@@ -145,7 +145,7 @@ public final class PopService {
 
     /** Forgets that the group registered on the queue, so its next pop registers it again (after a group delete). */
     public void forgetGroup(UUID queueId, String group) {
-        policies.remove(queueId + "/" + group);
+        policies.remove(policyKey(queueId, group));
     }
 
     public Result pop(Request r) throws SQLException, InterruptedException {
@@ -220,7 +220,7 @@ public final class PopService {
         if (q == null) {
             return; // Not resolved yet on this broker: the attempt resolves it; later rounds can hold.
         }
-        GroupPolicy policy = policies.get(q.queueId() + "/" + r.consumerGroup());
+        GroupPolicy policy = policies.get(policyKey(q.queueId(), r.consumerGroup()));
         if (policy != null && policy.conflation()) {
             return; // One message per partition: a fuller batch is not what it waits for.
         }
@@ -303,7 +303,7 @@ public final class PopService {
         if (Tenants.QUEUE_MODE.equals(r.consumerGroup())) {
             return false; // Queue mode has no group to hold a policy; the route refuses conflation for it.
         }
-        String key = queueId + "/" + r.consumerGroup();
+        String key = policyKey(queueId, r.consumerGroup());
         GroupPolicy known = policies.get(key);
         if (known != null && known.registered() && known.fresh()) {
             return known.conflation();
@@ -326,7 +326,7 @@ public final class PopService {
         if (Boolean.TRUE.equals(r.conflation())) {
             return registeredPolicy(c, r, queueId);
         }
-        String key = queueId + "/" + r.consumerGroup();
+        String key = policyKey(queueId, r.consumerGroup());
         GroupPolicy known = policies.get(key);
         if (known != null && known.fresh()) {
             return known.conflation();
@@ -335,6 +335,10 @@ public final class PopService {
         boolean conflation = Boolean.TRUE.equals(stored);
         remember(key, new GroupPolicy(stored != null, conflation, System.nanoTime()));
         return conflation;
+    }
+
+    private static String policyKey(UUID queueId, String group) {
+        return queueId + "/" + group;
     }
 
     private void remember(String key, GroupPolicy policy) {

@@ -54,6 +54,20 @@ class ConflationIT {
         }
     }
 
+    static void configure(String queue, String options) {
+        Reply r = http.post("/api/v1/configure", "{\"queue\":\"" + queue + "\",\"options\":" + options + "}");
+        assertEquals(200, r.status(), r.body());
+    }
+
+    /** Pushes one message per transactionId to partition p, each in its own push (its own segment). */
+    static void pushTransactions(String queue, String... txns) {
+        for (String txn : txns) {
+            Reply r = http.post("/api/v1/push", "{\"items\":[{\"queue\":\"" + queue + "\",\"partition\":\"p\","
+                    + "\"transactionId\":\"" + txn + "\",\"payload\":{\"txn\":\"" + txn + "\"}}]}");
+            assertEquals(201, r.status(), r.body());
+        }
+    }
+
     /** A pop that subscribes a new group to everything retained (the broker's default is "new"). */
     static Reply pop(String path) {
         return http.get("/api/v1/pop/queue/" + path + (path.contains("?") ? "&" : "?") + "subscriptionMode=all");
@@ -203,8 +217,7 @@ class ConflationIT {
 
     @Test
     void delayedMessagesAreNeitherDeliveredNorSkipped() throws Exception {
-        Reply cfg = http.post("/api/v1/configure", "{\"queue\":\"delayed\",\"options\":{\"delayedProcessing\":2}}");
-        assertEquals(200, cfg.status(), cfg.body());
+        configure("delayed", "{\"delayedProcessing\":2}");
         pushEach("delayed", "p", 0, 2);
         Reply none = pop("delayed?consumerGroup=g&conflation=true");
         assertEquals(200, none.status());
@@ -221,23 +234,15 @@ class ConflationIT {
 
     @Test
     void aRepeatedTransactionIdStillRetiresTheWholeSpan() throws Exception {
-        Reply cfg = http.post("/api/v1/configure", "{\"queue\":\"repeat\",\"options\":{\"dedupWindowSeconds\":0}}");
-        assertEquals(200, cfg.status(), cfg.body());
-        for (String txn : List.of("same", "other", "same")) {
-            Reply r = http.post("/api/v1/push", "{\"items\":[{\"queue\":\"repeat\",\"partition\":\"p\",\"transactionId\":\""
-                    + txn + "\",\"payload\":{\"txn\":\"" + txn + "\"}}]}");
-            assertEquals(201, r.status(), r.body());
-        }
+        configure("repeat", "{\"dedupWindowSeconds\":0}");
+        pushTransactions("repeat", "same", "other", "same");
         // In one statement (the usual ack) ...
         JsonNode first = popOk("repeat?consumerGroup=g&conflation=true");
         assertAcked(ack(first, 0, "completed", "g"));
         assertEquals(Arrays.asList(2L, null, false, 0, 3L), cursor("repeat", "p", "g"));
 
         // ... and through the general resolver, which a transaction's ack takes.
-        for (String txn : List.of("same", "other", "same")) {
-            http.post("/api/v1/push", "{\"items\":[{\"queue\":\"repeat\",\"partition\":\"p\",\"transactionId\":\""
-                    + txn + "\",\"payload\":{\"txn\":\"" + txn + "\"}}]}");
-        }
+        pushTransactions("repeat", "same", "other", "same");
         JsonNode second = popOk("repeat?consumerGroup=g&conflation=true");
         JsonNode m = second.get("messages").get(0);
         Reply tx = http.post("/api/v1/transaction", "{\"operations\":[{\"type\":\"ack\",\"transactionId\":\"same\","
@@ -252,8 +257,7 @@ class ConflationIT {
 
     @Test
     void aDeadLetteredTailRetiresTheBacklogBehindIt() throws Exception {
-        Reply cfg = http.post("/api/v1/configure", "{\"queue\":\"poison\",\"options\":{\"retryLimit\":0}}");
-        assertEquals(200, cfg.status(), cfg.body());
+        configure("poison", "{\"retryLimit\":0}");
         pushEach("poison", "p", 0, 4);
         JsonNode r = popOk("poison?consumerGroup=g&conflation=true");
         assertEquals(4, n(r.get("messages").get(0)));
