@@ -118,3 +118,15 @@ Leases are not here: they live in a Role in the release namespace only.
   name: {{ include "queen.operatorServiceAccountName" . }}
   namespace: {{ .Release.Namespace }}
 {{- end -}}
+
+{{/*
+JVM heap flags of the broker container: broker.heap.percentOfLimit of the memory limit, committed
+and touched at start unless broker.heap.fixed is false. MaxHeapFreeRatio=100 keeps G1 from
+shrinking it again (a heap sized by percentages has a minimum of 8 MB).
+*/}}
+{{- define "queen.brokerHeapFlags" -}}
+{{- $heap := .Values.broker.heap | default dict -}}
+{{- $percent := $heap.percentOfLimit | default 70 -}}
+-XX:MaxRAMPercentage={{ $percent }}.0
+{{- if ternary $heap.fixed true (hasKey $heap "fixed") }} -XX:InitialRAMPercentage={{ $percent }}.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch{{ end -}}
+{{- end -}}

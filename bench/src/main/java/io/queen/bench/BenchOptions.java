@@ -13,7 +13,7 @@ import java.util.Set;
  */
 record BenchOptions(long messages, List<Integer> partitionsList, int producers, int consumers, int batch,
                     int payloadBytes, double rate, double latencyRate, int latencySeconds, int latencyPushBatch,
-                    long warmupMessages) {
+                    long warmupMessages, int brokerMemoryMb) {
 
     static final String USAGE = """
             usage: bin/bench [flags]
@@ -30,12 +30,15 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
               --warmup-messages N     per warm-up round, pushed and consumed on a side queue until the
                                       broker's JIT settles (at most 12 rounds); also run through the
                                       ceiling before its clock starts; 0 = no warm-up (50000)
+              --broker-memory-mb N    the broker runs as the chart runs it in a pod with this memory
+                                      limit: a heap of 70% of it, committed and touched at start;
+                                      0 = JVM defaults (1024, the chart's default limit)
             PostgreSQL: QUEEN_BENCH_PG_URL=postgresql://user:pass@host:port/db, else an embedded one.
             Extra broker JVM options: QUEEN_BENCH_BROKER_JAVA_OPTS.""";
 
     private static final Set<String> FLAGS = Set.of("messages", "partitions-list", "partitions", "producers",
             "consumers", "batch", "payload-bytes", "rate", "latency-rate", "latency-seconds", "latency-push-batch",
-            "warmup-messages");
+            "warmup-messages", "broker-memory-mb");
 
     /** The options for {@code args}; throws IllegalArgumentException naming the bad flag. */
     static BenchOptions parse(String... args) {
@@ -74,7 +77,8 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
                 nonNegative("latency-rate", flags.getOrDefault("latency-rate", "1000")),
                 positiveInt("latency-seconds", flags.getOrDefault("latency-seconds", "10")),
                 positiveInt("latency-push-batch", flags.getOrDefault("latency-push-batch", "10")),
-                (long) nonNegative("warmup-messages", flags.getOrDefault("warmup-messages", "50000")) / batch * batch);
+                (long) nonNegative("warmup-messages", flags.getOrDefault("warmup-messages", "50000")) / batch * batch,
+                nonNegativeInt("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "1024")));
     }
 
     /** Push requests of the throughput run. */
@@ -106,6 +110,10 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
             throw new IllegalArgumentException("--" + name + " is too large: " + v);
         }
         return (int) n;
+    }
+
+    private static int nonNegativeInt(String name, String v) {
+        return "0".equals(v.trim()) ? 0 : positiveInt(name, v);
     }
 
     private static double nonNegative(String name, String v) {

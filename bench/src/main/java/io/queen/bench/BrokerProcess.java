@@ -30,12 +30,13 @@ final class BrokerProcess implements AutoCloseable {
     }
 
     /** Starts the broker and returns once {@code GET /health} answers 200. */
-    static BrokerProcess start(Path brokerDir, PgServer.Database db, Path logFile)
+    static BrokerProcess start(Path brokerDir, PgServer.Database db, Path logFile, int podMemoryMb)
             throws IOException, InterruptedException {
         int port = freePort();
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("--enable-native-access=ALL-UNNAMED");
+        cmd.addAll(heapFlags(podMemoryMb));
         String extra = System.getenv("QUEEN_BENCH_BROKER_JAVA_OPTS");
         if (extra != null && !extra.isBlank()) {
             cmd.addAll(List.of(extra.trim().split("\\s+")));
@@ -67,6 +68,19 @@ final class BrokerProcess implements AutoCloseable {
             throw e;
         }
         return broker;
+    }
+
+    /**
+     * The heap flags the chart gives a broker pod with a memory limit of {@code podMemoryMb}
+     * (charts/queen: broker.heap, default 70% and fixed); -XX:MaxRAM stands in for the container's
+     * limit, from which the JVM takes its percentages. None for 0 (JVM defaults, sized on the host).
+     */
+    static List<String> heapFlags(int podMemoryMb) {
+        if (podMemoryMb == 0) {
+            return List.of();
+        }
+        return List.of("-XX:MaxRAM=" + podMemoryMb + "m", "-XX:MaxRAMPercentage=70.0",
+                "-XX:InitialRAMPercentage=70.0", "-XX:MaxHeapFreeRatio=100", "-XX:+AlwaysPreTouch");
     }
 
     URI baseUri() {

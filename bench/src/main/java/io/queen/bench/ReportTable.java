@@ -2,6 +2,7 @@ package io.queen.bench;
 
 import java.util.List;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /** The closing table: one column per partition count, then the ratio between the first and last. */
 final class ReportTable {
@@ -13,8 +14,9 @@ final class ReportTable {
 
     static String render(BenchOptions o, List<ScenarioResult> results) {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format("%n== Queen broker benchmark: %,d messages, %d producers, %d consumers, batch %d, "
-                        + "payload %d B, push rate %s ==%n", o.messages(), o.producers(), o.consumers(), o.batch(),
+        sb.append(String.format("%n== Queen broker benchmark: %,d messages a round (push and consume: median of %d "
+                        + "rounds), %d producers, %d consumers, batch %d, payload %d B, push rate %s ==%n",
+                o.messages(), Scenario.THROUGHPUT_ROUNDS, o.producers(), o.consumers(), o.batch(),
                 o.payloadBytes(), o.rate() > 0 ? String.format("%,.0f msg/s", o.rate()) : "unthrottled"));
         row(sb, "partitions", results, r -> String.format("%,d", r.partitions()));
         row(sb, "push msg/s", results, r -> rate(r.push().messagesPerSecond()));
@@ -37,6 +39,9 @@ final class ReportTable {
         row(sb, "ceiling CPU us/msg PG/client", results, r -> micros(r.ceilingCpu().postgres()) + "/"
                 + micros(r.ceilingCpu().client()));
         row(sb, "push / ceiling", results, r -> String.format("%.0f%%", 100 * r.pushToCeiling()));
+        row(sb, "push / ceiling of each round", results, r -> r.rounds().stream()
+                .map(x -> String.format("%.0f", 100 * x.push().messagesPerSecond() / r.ceiling().messagesPerSecond()))
+                .collect(Collectors.joining("/")) + "%");
         row(sb, "issues", results, ReportTable::issues);
         if (results.size() > 1) {
             ScenarioResult first = results.get(0);
@@ -59,11 +64,14 @@ final class ReportTable {
 
     /** "none", or a short tally of anything that makes the column's figures suspect. */
     private static String issues(ScenarioResult r) {
-        long notQueued = r.push().notQueued() + (r.latency() == null ? 0 : r.latency().push().notQueued());
-        long repeats = r.consume().repeats() + (r.latency() == null ? 0 : r.latency().delivery().repeats());
-        long ackFailures = r.consume().ackFailures()
+        // Every round counts, not only the median ones the table shows.
+        long notQueued = r.rounds().stream().mapToLong(x -> x.push().notQueued()).sum()
+                + (r.latency() == null ? 0 : r.latency().push().notQueued());
+        long repeats = r.rounds().stream().mapToLong(x -> x.consume().repeats()).sum()
+                + (r.latency() == null ? 0 : r.latency().delivery().repeats());
+        long ackFailures = r.rounds().stream().mapToLong(x -> x.consume().ackFailures()).sum()
                 + (r.latency() == null ? 0 : r.latency().delivery().ackFailures());
-        boolean incomplete = !r.consume().complete() || (r.latency() != null && !r.latency().delivery().complete());
+        boolean incomplete = !r.complete();
         StringBuilder sb = new StringBuilder();
         if (incomplete) {
             sb.append("INCOMPLETE ");

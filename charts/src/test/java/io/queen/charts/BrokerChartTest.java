@@ -7,9 +7,11 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.io.IOException;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -166,6 +168,39 @@ class BrokerChartTest {
         assertTrue(brokerContainer(chart.brokerStatefulSet()).getImage().endsWith(":" + version));
         assertTrue(chart.operatorDeployment().getSpec().getTemplate().getSpec().getContainers().get(0).getImage()
                 .endsWith(":" + version));
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void theHeapIsAFixedShareOfTheMemoryLimitHeldFromTheStart(ValueSet valueSet) {
+        Container broker = brokerContainer(RenderedChart.of(valueSet).brokerStatefulSet());
+        assertEquals("-XX:MaxRAMPercentage=70.0 -XX:InitialRAMPercentage=70.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch",
+                envValue(broker, "JDK_JAVA_OPTIONS"));
+        // A pre-touched heap is resident from the start: a request below the limit would understate it.
+        assertEquals(broker.getResources().getLimits().get("memory"), broker.getResources().getRequests().get("memory"));
+    }
+
+    @Test
+    void theHeapCanGrowOnDemandAndFollowsItsShare() throws IOException {
+        Container broker = brokerContainer(RenderedChart.withValues(
+                "broker:\n  heap:\n    percentOfLimit: 60\n    fixed: false\n").brokerStatefulSet());
+        assertEquals("-XX:MaxRAMPercentage=60.0", envValue(broker, "JDK_JAVA_OPTIONS"));
+    }
+
+    @Test
+    void withoutAMemoryLimitTheImageDefaultsApply() throws IOException {
+        // No limit: a share of it would be a share of the node, and pre-touching that is never wanted.
+        Container broker = brokerContainer(RenderedChart.withValues(
+                "broker:\n  resources:\n    limits: null\n").brokerStatefulSet());
+        assertTrue(env(broker, "JDK_JAVA_OPTIONS").isEmpty());
+    }
+
+    @Test
+    void jvmOptionsInBrokerEnvReplaceTheHeapFlags() throws IOException {
+        Container broker = brokerContainer(RenderedChart.withValues(
+                "broker:\n  env:\n    JDK_JAVA_OPTIONS: \"-Xmx512m\"\n").brokerStatefulSet());
+        assertEquals(List.of("-Xmx512m"), broker.getEnv().stream()
+                .filter(e -> "JDK_JAVA_OPTIONS".equals(e.getName())).map(EnvVar::getValue).toList());
     }
 
     static Container brokerContainer(StatefulSet sts) {
