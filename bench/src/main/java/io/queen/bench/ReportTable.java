@@ -38,10 +38,10 @@ final class ReportTable {
         row(sb, "raw PostgreSQL ceiling msg/s", results, r -> rate(r.ceiling().messagesPerSecond()));
         row(sb, "ceiling CPU us/msg PG/client", results, r -> micros(r.ceilingCpu().postgres()) + "/"
                 + micros(r.ceilingCpu().client()));
+        row(sb, "idle broker CPU in ceiling us/msg", results, r -> micros(r.ceilingCpu().broker()));
         row(sb, "push / ceiling", results, r -> String.format("%.0f%%", 100 * r.pushToCeiling()));
-        row(sb, "push / ceiling of each round", results, r -> r.rounds().stream()
-                .map(x -> String.format("%.0f", 100 * x.push().messagesPerSecond() / r.ceiling().messagesPerSecond()))
-                .collect(Collectors.joining("/")) + "%");
+        row(sb, "push / ceiling of each round", results, r -> r.pushToCeilingByRound().stream()
+                .map(x -> String.format("%.0f", 100 * x)).collect(Collectors.joining("/")) + "%");
         row(sb, "issues", results, ReportTable::issues);
         if (results.size() > 1) {
             ScenarioResult first = results.get(0);

@@ -14,16 +14,14 @@ import java.util.List;
 /**
  * One partition count, on a fresh database and a fresh broker process: warm up until the broker's
  * JIT compiler settles (on a side queue, unmeasured), {@value #THROUGHPUT_ROUNDS} rounds of pushing all
- * messages and then consuming them (the median round is reported), then the fixed-rate latency run,
- * then immediate pops on the idle queue, then (broker stopped) the raw PostgreSQL ceiling on the
- * same database.
+ * messages, consuming them and a raw PostgreSQL ceiling run on the same database (the median round
+ * is reported), then the fixed-rate latency run, then immediate pops on the idle queue.
  */
 final class Scenario {
     static final String QUEUE = "bench";
     static final String WARMUP_QUEUE = "bench-warmup";
     private static final double SETTLED_COMPILER_SHARE = 0.10;
     private static final int MAX_WARMUP_ROUNDS = 12;
-    private static final int CEILING_RUNS = 3;
     static final int THROUGHPUT_ROUNDS = 3;
     private static final int WARMUP_FIXED_RATE_SECONDS = 3;
     private static final int STALL_SECONDS = 60;
@@ -56,6 +54,7 @@ final class Scenario {
             double rss;
             ScenarioResult.CpuUse cpu;
             List<ScenarioResult.Round> rounds = new ArrayList<>();
+            List<CeilingRun> ceilingRuns = new ArrayList<>();
             IdlePopPhase.Outcome idlePop;
             try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, options.brokerMemoryMb());
                  BrokerHttp http = new BrokerHttp(broker.baseUri())) {
@@ -66,12 +65,14 @@ final class Scenario {
                 // warm-up had compiled: 32% of the broker's CPU in a P=10 push phase, 2-20% since.
                 touchPartitions(http);
                 warmUp(http, broker);
+                ceilingWarmUp(db);
                 double brokerCpu = broker.cpuSeconds();
                 double clientCpu = clientCpuSeconds();
                 long wallStart = System.nanoTime();
                 CpuMeter meter = new CpuMeter(broker.pid(), CpuMeter.isLocal(db.host()));
                 for (int round = 1; round <= THROUGHPUT_ROUNDS; round++) {
                     rounds.add(throughputRound(db, http, broker, meter, round));
+                    ceilingRuns.add(ceilingRun(db, meter, round));
                 }
                 if (options.latencyMessages() > 0) {
                     settle(db, "latency run");
@@ -81,18 +82,23 @@ final class Scenario {
                 say(String.format("idle queue, immediate empty pop: %.2f ms reading every partition, %.2f ms after "
                         + "the empty-scan watermark (mean of %d each)", idlePop.fullScanMs(), idlePop.watermarkMs(),
                         IdlePopPhase.POPS));
-                cpu = new ScenarioResult.CpuUse(broker.cpuSeconds() - brokerCpu, clientCpuSeconds() - clientCpu,
-                        (System.nanoTime() - wallStart) / 1e9);
+                // The ceiling's runs in between are its own figures, not the broker's phases.
+                CpuMeter.Sample ceilingCpu = ceilingRuns.stream().map(CeilingRun::cpu)
+                        .reduce(CpuMeter.Sample.ZERO, CpuMeter.Sample::plus);
+                double ceilingWall = ceilingRuns.stream().mapToDouble(c -> c.outcome().elapsedNanos() / 1e9).sum();
+                cpu = new ScenarioResult.CpuUse(broker.cpuSeconds() - brokerCpu - ceilingCpu.broker(),
+                        clientCpuSeconds() - clientCpu - ceilingCpu.client(),
+                        (System.nanoTime() - wallStart) / 1e9 - ceilingWall);
                 rss = broker.peakRssMb();
                 say(String.format("broker peak RSS %.0f MB; CPU over these phases: broker %.0f s, bench client %.0f s, "
                         + "in %.0f s of wall time", rss, cpu.brokerSeconds(), cpu.clientSeconds(), cpu.wallSeconds()));
             }
-            Ceiling ceiling = ceiling(db, new CpuMeter(0, CpuMeter.isLocal(db.host())));
-            CpuMeter.PerMessage ceilingPerMessage = CpuMeter.PerMessage.between(CpuMeter.Sample.ZERO, ceiling.cpu(),
-                    CEILING_RUNS * ceiling.median().messages());
-            say("raw PG ceiling CPU: " + ceilingPerMessage.describe());
-            return new ScenarioResult(partitions, rounds, latency, idlePop, rss, cpu, ceiling.median(),
-                    ceilingPerMessage);
+            CpuMeter.PerMessage ceilingPerMessage = CpuMeter.PerMessage.between(CpuMeter.Sample.ZERO,
+                    ceilingRuns.stream().map(CeilingRun::cpu).reduce(CpuMeter.Sample.ZERO, CpuMeter.Sample::plus),
+                    ceilingRuns.stream().mapToLong(c -> c.outcome().messages()).sum());
+            say("raw PG ceiling CPU (the broker idle): " + ceilingPerMessage.describe());
+            return new ScenarioResult(partitions, rounds, ceilingRuns.stream().map(CeilingRun::outcome).toList(),
+                    latency, idlePop, rss, cpu, ceilingPerMessage);
         } finally {
             pg.dropDatabase(db);
         }
@@ -193,8 +199,7 @@ final class Scenario {
      * One throughput round from a settled database: push all {@code --messages}, then consume them.
      * Round r uses sequence numbers from (r - 1) x messages, so every delivery is checked against
      * its own push. The figures of a single push phase of a few seconds ran 28-57% of the ceiling
-     * on this code (JIT bursts, GC, a busy host), so the table reports the median round, as the
-     * ceiling reports its median run.
+     * on one build (JIT bursts, GC, a busy host), so the table reports the median round.
      */
     private ScenarioResult.Round throughputRound(PgServer.Database db, BrokerHttp http, BrokerProcess broker,
                                                  CpuMeter meter, int round)
@@ -314,40 +319,39 @@ final class Scenario {
         }
     }
 
-    /** The ceiling's median run, and the CPU its measured runs used together. */
-    private record Ceiling(CeilingPhase.Outcome median, CpuMeter.Sample cpu) {
+    /** One measured ceiling run and the CPU it used. */
+    private record CeilingRun(CeilingPhase.Outcome outcome, CpuMeter.Sample cpu) {
     }
 
-    /**
-     * The ceiling takes well under a second, so one run is at the mercy of a single stall: it runs
-     * {@value #CEILING_RUNS} times (after a warm-up run), each from a settled database, and reports
-     * the median.
-     */
-    private Ceiling ceiling(PgServer.Database db, CpuMeter meter) throws SQLException, InterruptedException {
+    /** The ceiling's writers and the database's pages for its tables, before any measured run. */
+    private void ceilingWarmUp(PgServer.Database db) throws SQLException, InterruptedException {
         long warmSegments = Math.min(options.warmupMessages(), options.messages()) / options.batch();
         if (warmSegments > 0) {
             try (Progress progress = new Progress(label + " raw PG ceiling warm-up", warmSegments * options.batch())) {
                 CeilingPhase.run(db, partitions, warmSegments, options.batch(), options.producers(), payloads, progress);
             }
         }
-        List<CeilingPhase.Outcome> runs = new ArrayList<>();
-        // CPU over the measured runs only, not the settling between them.
-        CpuMeter.Sample used = CpuMeter.Sample.ZERO;
-        for (int i = 1; i <= CEILING_RUNS; i++) {
-            settle(db, "raw PG ceiling run " + i);
-            CpuMeter.Sample before = meter.sample();
-            try (Progress progress = new Progress(label + " raw PG ceiling " + i, options.messages())) {
-                runs.add(CeilingPhase.run(db, partitions, options.requests(), options.batch(), options.producers(),
-                        payloads, progress));
-            }
-            used = used.plus(meter.sample().minus(before));
+    }
+
+    /**
+     * The ceiling run paired with throughput round {@code round}, straight after it from a settled
+     * database. The host's speed drifts over minutes (the ceiling alone measured 157,000 to 265,000
+     * msg/s on one day), so each round's push is compared with a ceiling of the same minute rather
+     * than with ceilings measured after all rounds. The broker is running but idle; its CPU is counted.
+     */
+    private CeilingRun ceilingRun(PgServer.Database db, CpuMeter meter, int round)
+            throws SQLException, InterruptedException {
+        settle(db, "raw PG ceiling run " + round);
+        CpuMeter.Sample before = meter.sample();
+        CeilingPhase.Outcome o;
+        try (Progress progress = new Progress(label + " raw PG ceiling " + round, options.messages())) {
+            o = CeilingPhase.run(db, partitions, options.requests(), options.batch(), options.producers(), payloads,
+                    progress);
         }
-        runs.sort(Comparator.comparingDouble(CeilingPhase.Outcome::messagesPerSecond));
-        CeilingPhase.Outcome median = runs.get(runs.size() / 2);
-        say(String.format("raw PG ceiling: %,d messages in %.2f s = %,.0f msg/s (median of %s msg/s)",
-                median.messages(), median.elapsedNanos() / 1e9, median.messagesPerSecond(),
-                runs.stream().map(o -> String.format("%,.0f", o.messagesPerSecond())).toList()));
-        return new Ceiling(median, used);
+        CpuMeter.Sample used = meter.sample().minus(before);
+        say(String.format("round %d raw PG ceiling: %,d messages in %.2f s = %,.0f msg/s", round, o.messages(),
+                o.elapsedNanos() / 1e9, o.messagesPerSecond()));
+        return new CeilingRun(o, used);
     }
 
     private static String problems(PushPhase.Outcome o) {

@@ -5,18 +5,21 @@ import java.util.List;
 
 /**
  * The figures of one partition count; {@code latency} is null when the latency run is switched off.
- * The push and consume figures are each the median of the throughput {@code rounds} (by rate);
- * {@code ceilingCpu} is each party's CPU per message over the ceiling's measured runs.
+ * {@code ceilings.get(i)} is the raw PostgreSQL ceiling run straight after {@code rounds.get(i)}.
+ * The push, consume and ceiling figures are each the median of their runs (by rate);
+ * {@code ceilingCpu} is each party's CPU per message over the ceiling's runs.
  */
-record ScenarioResult(int partitions, List<Round> rounds, LatencyRun latency, IdlePopPhase.Outcome idlePop,
-                      double brokerPeakRssMb, CpuUse cpu, CeilingPhase.Outcome ceiling,
+record ScenarioResult(int partitions, List<Round> rounds, List<CeilingPhase.Outcome> ceilings, LatencyRun latency,
+                      IdlePopPhase.Outcome idlePop, double brokerPeakRssMb, CpuUse cpu,
                       CpuMeter.PerMessage ceilingCpu) {
 
     ScenarioResult {
-        if (rounds.isEmpty()) {
-            throw new IllegalArgumentException("no throughput round");
+        if (rounds.isEmpty() || ceilings.size() != rounds.size()) {
+            throw new IllegalArgumentException(rounds.size() + " throughput rounds and " + ceilings.size()
+                    + " ceiling runs: one of each per round is needed");
         }
         rounds = List.copyOf(rounds);
+        ceilings = List.copyOf(ceilings);
     }
 
     /**
@@ -64,9 +67,25 @@ record ScenarioResult(int partitions, List<Round> rounds, LatencyRun latency, Id
                 && (latency == null || latency.delivery().complete());
     }
 
-    /** Our push rate as a fraction of the raw PostgreSQL insert rate. */
+    /** The ceiling run of the median rate. */
+    CeilingPhase.Outcome ceiling() {
+        return ceilings.stream().sorted(Comparator.comparingDouble(CeilingPhase.Outcome::messagesPerSecond)).toList()
+                .get(ceilings.size() / 2);
+    }
+
+    /** Each round's push rate as a fraction of its own ceiling run's rate, in round order. */
+    List<Double> pushToCeilingByRound() {
+        return java.util.stream.IntStream.range(0, rounds.size())
+                .mapToObj(i -> rounds.get(i).push().messagesPerSecond() / ceilings.get(i).messagesPerSecond())
+                .toList();
+    }
+
+    /**
+     * Our push rate as a fraction of the raw PostgreSQL insert rate: the median of the rounds'
+     * ratios, each push against the ceiling of its own minute.
+     */
     double pushToCeiling() {
-        return push().messagesPerSecond() / ceiling.messagesPerSecond();
+        return pushToCeilingByRound().stream().sorted().toList().get(rounds.size() / 2);
     }
 
     private Round median(Comparator<Round> order) {

@@ -21,9 +21,14 @@ class ScenarioResultTest {
         return new ScenarioResult.Round(push, new CpuMeter.PerMessage(pushRate, 0, 0), 0, consume);
     }
 
+    private static CeilingPhase.Outcome ceiling(double rate) {
+        return new CeilingPhase.Outcome(MESSAGES, (long) (MESSAGES / rate * 1e9));
+    }
+
+    /** Rounds each paired with a ceiling run of 200,000 msg/s. */
     private static ScenarioResult result(List<ScenarioResult.Round> rounds) {
-        var ceiling = new CeilingPhase.Outcome(MESSAGES, (long) (MESSAGES / 200_000.0 * 1e9));
-        return new ScenarioResult(10, rounds, null, null, 0, null, ceiling, null);
+        return new ScenarioResult(10, rounds, rounds.stream().map(r -> ceiling(200_000)).toList(), null, null, 0,
+                null, null);
     }
 
     @Test
@@ -40,6 +45,21 @@ class ScenarioResultTest {
     }
 
     @Test
+    void eachRoundsPushIsComparedWithItsOwnCeilingRun() {
+        var rounds = List.of(round(100_000, 1, true), round(100_000, 1, true), round(60_000, 1, true));
+        // The host slowed down in round 2: its ceiling and its push both fell.
+        var ceilings = List.of(ceiling(250_000), ceiling(160_000), ceiling(240_000));
+        ScenarioResult r = new ScenarioResult(10, rounds, ceilings, null, null, 0, null, null);
+        List<Double> ratios = r.pushToCeilingByRound();
+        assertEquals(3, ratios.size());
+        assertEquals(0.4, ratios.get(0), 1e-6);
+        assertEquals(0.625, ratios.get(1), 1e-6);
+        assertEquals(0.25, ratios.get(2), 1e-6);
+        assertEquals(0.4, r.pushToCeiling(), 1e-9);
+        assertEquals(240_000, r.ceiling().messagesPerSecond(), 0.01);
+    }
+
+    @Test
     void anIncompleteRoundMakesTheWholeResultIncomplete() {
         assertTrue(result(List.of(round(1, 1, true), round(2, 2, true), round(3, 3, true))).complete());
         // Not the median round by either rate: still counted.
@@ -47,7 +67,9 @@ class ScenarioResultTest {
     }
 
     @Test
-    void thereIsAlwaysARound() {
+    void thereIsAlwaysARoundAndACeilingRunForEach() {
         assertThrows(IllegalArgumentException.class, () -> result(List.of()));
+        assertThrows(IllegalArgumentException.class, () -> new ScenarioResult(10, List.of(round(1, 1, true)),
+                List.of(), null, null, 0, null, null));
     }
 }
