@@ -153,12 +153,18 @@ BEGIN
         -- the primary key, so no plan (generic ones included, whose estimates know no values)
         -- can turn a probe into a scan of the whole table. created_at grows with the offset, so
         -- the newest row of a range says whether any of it is inside the window.
+        -- Offsets are dense, so an empty range needs no lookup: nothing before the vouched block
+        -- once retention reached it, and nothing after it while the partition's last offset is
+        -- the block's end (no other broker wrote since), the usual case of a partition written
+        -- by one broker.
         v_before_end := COALESCE(p_vouched_from, v_last + 1);
-        SELECT t.created_at >= v_since INTO v_before
-        FROM queen.log_txns t
-        WHERE t.partition_id = p_partition_id AND t.base_offset >= v_txns_start AND t.base_offset < v_before_end
-        ORDER BY t.base_offset DESC LIMIT 1;
-        IF p_vouched_from IS NOT NULL THEN
+        IF v_before_end > v_txns_start THEN
+            SELECT t.created_at >= v_since INTO v_before
+            FROM queen.log_txns t
+            WHERE t.partition_id = p_partition_id AND t.base_offset >= v_txns_start AND t.base_offset < v_before_end
+            ORDER BY t.base_offset DESC LIMIT 1;
+        END IF;
+        IF p_vouched_from IS NOT NULL AND v_last > p_vouched_to THEN
             SELECT t.base_offset > p_vouched_to INTO v_after
             FROM queen.log_txns t
             WHERE t.partition_id = p_partition_id AND t.base_offset >= v_txns_start AND t.base_offset <= v_last

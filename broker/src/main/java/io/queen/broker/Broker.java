@@ -18,6 +18,7 @@ import io.queen.broker.engine.MessageBrowseService;
 import io.queen.broker.engine.ObservabilityService;
 import io.queen.broker.engine.PopAutopilot;
 import io.queen.broker.engine.PopService;
+import io.queen.broker.engine.DedupCache;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.PushSpool;
 import io.queen.broker.engine.QueueAdminService;
@@ -159,7 +160,7 @@ public final class Broker implements AutoCloseable {
             QueueCatalog catalog = new QueueCatalog();
             channel.onQueueChanged(catalog::evict);
             PushService push = new PushService(database, catalog, cipher, channel::published,
-                    settings.engine().zstdLevel());
+                    settings.engine().zstdLevel(), DedupCache.entriesFor(settings.engine().dedupCacheMb()));
             AckService ack = new AckService(database, channel::published);
             MaintenanceSwitches switches = MaintenanceSwitches.load(database, maintenance.switchesRefreshMs());
             return new Services(settings, database, catalog, cipher, hub, channel::published, push,

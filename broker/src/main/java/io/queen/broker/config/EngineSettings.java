@@ -4,10 +4,12 @@ package io.queen.broker.config;
  * Message-path settings: the encryption-at-rest key (QUEEN_ENCRYPTION_KEY; kept out of toString),
  * the segment compression level, the pop defaults and pop autopilot (QUEEN_POP_AUTOPILOT, on by
  * default; off makes the broker ignore the parameter; the reference's "shadow" mode is not built)
- * with the batch it gives a pop that delegates it (QUEEN_POP_AUTOPILOT_BATCH).
+ * with the batch it gives a pop that delegates it (QUEEN_POP_AUTOPILOT_BATCH), and the push path's
+ * dedup cache budget in MB (QUEEN_DEDUP_CACHE, QUEEN_DEDUP_CACHE_MB; 0 = no cache).
  */
 public record EngineSettings(String encryptionKeyHex, int zstdLevel, long popDefaultTimeoutMs,
-                             String defaultSubscriptionMode, boolean popAutopilot, int popAutopilotBatch) {
+                             String defaultSubscriptionMode, boolean popAutopilot, int popAutopilotBatch,
+                             long dedupCacheMb) {
     /**
      * Segment compression level when QUEEN_V2_ZSTD_LEVEL is unset. The reference defaults to 3; we
      * default to 1. Measured on 100-message segments (zstd-jni 1.5.7): JSON order events compress to
@@ -16,6 +18,15 @@ public record EngineSettings(String encryptionKeyHex, int zstdLevel, long popDef
      * same, so a broker may change level at any time.
      */
     public static final int DEFAULT_ZSTD_LEVEL = 1;
+
+    /**
+     * QUEEN_DEDUP_CACHE_MB when unset. The reference's 512 MB is a Rust process's own memory; ours
+     * is the JVM heap that everything else shares, so the default is the smaller of 512 MB and a
+     * quarter of the heap (179 MB in the chart's default 1 GiB pod).
+     */
+    static long defaultDedupCacheMb(long maxHeapBytes) {
+        return Math.max(1, Math.min(512, maxHeapBytes / 4 / (1024 * 1024)));
+    }
 
     static EngineSettings from(Env env) {
         long timeout = env.longValue("DEFAULT_TIMEOUT",
@@ -28,13 +39,16 @@ public record EngineSettings(String encryptionKeyHex, int zstdLevel, long popDef
         };
         return new EngineSettings(env.raw("QUEEN_ENCRYPTION_KEY"),
                 env.integer("QUEEN_V2_ZSTD_LEVEL", DEFAULT_ZSTD_LEVEL, 1, 22), timeout, normalised,
-                env.bool("QUEEN_POP_AUTOPILOT", true), env.integer("QUEEN_POP_AUTOPILOT_BATCH", 100, 1, 10_000));
+                env.bool("QUEEN_POP_AUTOPILOT", true), env.integer("QUEEN_POP_AUTOPILOT_BATCH", 100, 1, 10_000),
+                env.bool("QUEEN_DEDUP_CACHE", true) ? env.longValue("QUEEN_DEDUP_CACHE_MB",
+                        defaultDedupCacheMb(Runtime.getRuntime().maxMemory()), 0, 1_048_576) : 0);
     }
 
     @Override
     public String toString() {
         return "EngineSettings[encryption=" + (encryptionKeyHex != null ? "set" : "unset") + ", zstdLevel=" + zstdLevel
                 + ", popDefaultTimeoutMs=" + popDefaultTimeoutMs + ", defaultSubscriptionMode=" + defaultSubscriptionMode
-                + ", popAutopilot=" + popAutopilot + ", popAutopilotBatch=" + popAutopilotBatch + "]";
+                + ", popAutopilot=" + popAutopilot + ", popAutopilotBatch=" + popAutopilotBatch
+                + ", dedupCacheMb=" + dedupCacheMb + "]";
     }
 }

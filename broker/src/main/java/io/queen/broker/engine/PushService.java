@@ -100,8 +100,9 @@ public final class PushService {
     private final PartitionProvisioner provisioner;
     private final DedupCache dedupCache;
 
+    /** {@code dedupCacheEntries}: the dedup cache's budget in messages, 0 for none (every probe in SQL). */
     public PushService(Database database, QueueCatalog catalog, PayloadCipher cipher, CommitListener listener,
-                       int zstdLevel) {
+                       int zstdLevel, long dedupCacheEntries) {
         this.database = database;
         this.catalog = catalog;
         this.cipher = cipher;
@@ -109,11 +110,8 @@ public final class PushService {
         this.zstdLevel = zstdLevel;
         this.fusion = new PushFusion(database, this);
         this.provisioner = new PartitionProvisioner(database, catalog);
-        this.dedupCache = new DedupCache(DEDUP_CACHE_ENTRIES);
+        this.dedupCache = new DedupCache(dedupCacheEntries);
     }
-
-    /** About 100 bytes an entry: a few hundred MB at most, the order of the reference's 512 MB default. */
-    static final long DEDUP_CACHE_ENTRIES = 2_000_000;
 
     /** The slots to write per partition, with what the write needs to know of each partition. */
     static final class Batch {

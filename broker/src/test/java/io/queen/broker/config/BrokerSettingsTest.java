@@ -26,6 +26,18 @@ class BrokerSettingsTest {
     }
 
     @Test
+    void theDedupCacheBudgetIsSetInMegabytesAndCanBeSwitchedOff() {
+        assertEquals(64, BrokerSettings.from(new Env(Map.of("QUEEN_DEDUP_CACHE_MB", "64"))).engine().dedupCacheMb());
+        assertEquals(0, BrokerSettings.from(new Env(Map.of("QUEEN_DEDUP_CACHE", "false", "QUEEN_DEDUP_CACHE_MB", "64")))
+                .engine().dedupCacheMb());
+        // The reference's 512 MB, unless the heap is small: then a quarter of it.
+        assertEquals(512, EngineSettings.defaultDedupCacheMb(8L << 30));
+        assertEquals(179, EngineSettings.defaultDedupCacheMb(716L << 20));
+        assertEquals(EngineSettings.defaultDedupCacheMb(Runtime.getRuntime().maxMemory()),
+                BrokerSettings.from(new Env(Map.of())).engine().dedupCacheMb());
+    }
+
+    @Test
     void anExplicitPgHostIsProductionMode() {
         BrokerSettings s = BrokerSettings.from(new Env(Map.of("PG_HOST", "db.internal", "PG_PORT", "6543")));
         assertFalse(s.database().embedded());

@@ -74,6 +74,17 @@ class DedupCacheTest {
     }
 
     @Test
+    void aCacheWithoutBudgetHoldsNothingSoEveryProbeRunsInSql() {
+        DedupCache cache = new DedupCache(DedupCache.entriesFor(0));
+        Instant now = Instant.now();
+        cache.record(P, 0, TxnHash.concat(List.of("a")), ids(1), now);
+        assertNull(cache.vouch(P, 60, now.toEpochMilli()));
+        assertNull(cache.hit(P, TxnHash.of("a")));
+        assertEquals(0, cache.size());
+        assertEquals(10_485, DedupCache.entriesFor(1));
+    }
+
+    @Test
     void theHashIndexAgreesWithAMapThroughGrowthDeletionAndShrinking() {
         DedupCache.HashIndex index = new DedupCache.HashIndex();
         Map<List<Long>, Long> model = new HashMap<>();

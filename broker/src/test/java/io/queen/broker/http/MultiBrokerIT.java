@@ -99,6 +99,25 @@ class MultiBrokerIT {
     }
 
     @Test
+    void withoutTheDedupCacheEveryDuplicateIsFoundInSql() {
+        DatabaseSettings db = TestPostgres.freshDatabase("dedup_no_cache");
+        try (Broker a = BrokerFixture.start(db, Map.of("QUEEN_DEDUP_CACHE", "false"))) {
+            HttpProbe onA = new HttpProbe(a.port());
+            String xy = "{\"items\":[{\"queue\":\"nc\",\"payload\":1,\"transactionId\":\"X\"},"
+                    + "{\"queue\":\"nc\",\"payload\":2,\"transactionId\":\"Y\"}]}";
+            String yz = "{\"items\":[{\"queue\":\"nc\",\"payload\":3,\"transactionId\":\"Y\"},"
+                    + "{\"queue\":\"nc\",\"payload\":4,\"transactionId\":\"Z\"}]}";
+            var first = onA.post("/api/v1/push", xy).json();
+            assertEquals("queued", first.get(1).get("status").asText());
+            var second = onA.post("/api/v1/push", yz).json();
+            assertEquals("duplicate", second.get(0).get("status").asText());
+            assertEquals(first.get(1).get("message_id").asText(), second.get(0).get("message_id").asText(),
+                    "the original's id, read back from its segment");
+            assertEquals("queued", second.get(1).get("status").asText());
+        }
+    }
+
+    @Test
     void deduplicationHoldsAcrossBrokersWhateverEachBrokersCacheHolds() {
         DatabaseSettings db = TestPostgres.freshDatabase("dedup_two_brokers");
         try (Broker a = BrokerFixture.start(db, Map.of()); Broker b = BrokerFixture.start(db, Map.of())) {
@@ -111,6 +130,8 @@ class MultiBrokerIT {
             assertEquals("duplicate", onB.post("/api/v1/push", x).json().get(0).get("status").asText(),
                     "B never wrote X: its probe finds A's row");
             assertEquals("queued", onB.post("/api/v1/push", y).json().get(0).get("status").asText());
+            assertEquals("duplicate", onA.post("/api/v1/push", y).json().get(0).get("status").asText(),
+                    "B wrote after the block A's cache vouches for: the probe past the block finds it");
             assertEquals("queued", onA.post("/api/v1/push", z).json().get(0).get("status").asText());
             assertEquals("duplicate", onA.post("/api/v1/push", y).json().get(0).get("status").asText(),
                     "B wrote between A's writes: A's cache must not vouch for B's row");
