@@ -7,7 +7,7 @@ import java.util.stream.Collectors;
 /** The closing table: one column per partition count, then the ratio between the first and last. */
 final class ReportTable {
     private static final String ROW = "%-34s";
-    private static final String CELL = "%14s";
+    private static final String CELL = "%16s";
 
     private ReportTable() {
     }

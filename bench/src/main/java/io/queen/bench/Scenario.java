@@ -22,7 +22,7 @@ final class Scenario {
     static final String WARMUP_QUEUE = "bench-warmup";
     private static final double SETTLED_COMPILER_SHARE = 0.10;
     private static final int MAX_WARMUP_ROUNDS = 12;
-    static final int THROUGHPUT_ROUNDS = 3;
+    static final int THROUGHPUT_ROUNDS = 5;
     private static final int WARMUP_FIXED_RATE_SECONDS = 3;
     private static final int STALL_SECONDS = 60;
     private static final int SETTLE_SECONDS = 60;
