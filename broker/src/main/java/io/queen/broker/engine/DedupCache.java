@@ -130,6 +130,7 @@ public final class DedupCache {
     private long entries;
     /** Messages dropped for the budget, not by age, since the last warning about it. */
     private long evictedForBudget;
+    private UUID lastEvictedForBudget;
     private long lastPressureLogMs;
     private final LinkedHashMap<UUID, Block> blocks = new LinkedHashMap<>(16, 0.75f, true);
 
@@ -197,16 +198,17 @@ public final class DedupCache {
         }
         entries += n;
         long before = entries;
+        UUID evicted = null;
         while (entries > maxEntries && !blocks.isEmpty()) {
-            UUID eldest = blocks.keySet().iterator().next();
-            if (eldest.equals(partitionId) && blocks.size() == 1) {
+            evicted = blocks.keySet().iterator().next();
+            if (evicted.equals(partitionId) && blocks.size() == 1) {
                 dropOldest(b);
             } else {
-                remove(eldest);
+                remove(evicted);
             }
         }
-        if (entries < before) {
-            budgetPressure(before - entries);
+        if (evicted != null) {
+            budgetPressure(before - entries, evicted);
         }
     }
 
@@ -216,15 +218,16 @@ public final class DedupCache {
      * content: in a bench of 1,000,000-message rounds over 10 partitions, past a 2,000,000-entry
      * budget, pushes fell from 70,000 to 1,000-3,500 msg/s. Said at most once a minute.
      */
-    private void budgetPressure(long evicted) {
+    private void budgetPressure(long evicted, UUID partitionId) {
         evictedForBudget += evicted;
+        lastEvictedForBudget = partitionId;
         long now = System.currentTimeMillis();
         if (now - lastPressureLogMs >= PRESSURE_LOG_INTERVAL_MS) {
             LOG.warning(String.format("dedup cache full (%,d messages, QUEEN_DEDUP_CACHE_MB=%,d): dropped %,d "
-                            + "messages' hashes that may still be inside their dedup window; pushes with a "
-                            + "transactionId to those partitions probe the database for them. Raise QUEEN_DEDUP_CACHE_MB "
-                            + "(and the heap) or shorten dedupWindowSeconds.", maxEntries,
-                    maxEntries * BYTES_PER_ENTRY / (1024 * 1024), evictedForBudget));
+                            + "messages' hashes that may still be inside their dedup window, the last of partition %s; "
+                            + "pushes with a transactionId to those partitions probe the database for them. Raise "
+                            + "QUEEN_DEDUP_CACHE_MB (and the heap) or shorten dedupWindowSeconds.", maxEntries,
+                    maxEntries * BYTES_PER_ENTRY / (1024 * 1024), evictedForBudget, lastEvictedForBudget));
             lastPressureLogMs = now;
             evictedForBudget = 0;
         }

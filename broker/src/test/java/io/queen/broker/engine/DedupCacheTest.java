@@ -14,6 +14,7 @@ import java.util.UUID;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class DedupCacheTest {
     static final UUID P = UUID.randomUUID();
@@ -71,6 +72,41 @@ class DedupCacheTest {
         assertNull(cache.vouch(P, 60, now.toEpochMilli()));
         assertNotNull(cache.vouch(other, 60, now.toEpochMilli()));
         assertEquals(2, cache.size());
+    }
+
+    @Test
+    void evictingForTheBudgetWarnsNamingThePartition() {
+        List<String> warnings = new ArrayList<>();
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(DedupCache.class.getName());
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                warnings.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(handler);
+        try {
+            DedupCache cache = new DedupCache(3);
+            Instant now = Instant.now();
+            UUID other = UUID.randomUUID();
+            cache.record(P, 0, TxnHash.concat(List.of("a", "b")), ids(2), now);
+            assertEquals(List.of(), warnings, "within the budget: nothing to say");
+            cache.record(other, 0, TxnHash.concat(List.of("x", "y")), ids(2), now);
+            assertEquals(1, warnings.size());
+            assertTrue(warnings.get(0).contains(P.toString()), warnings.get(0));
+            cache.record(P, 0, TxnHash.concat(List.of("c", "d")), ids(2), now);
+            assertEquals(1, warnings.size(), "at most once a minute");
+        } finally {
+            log.removeHandler(handler);
+        }
     }
 
     @Test
