@@ -55,6 +55,7 @@ final class Scenario {
             ScenarioResult.CpuUse cpu;
             List<ScenarioResult.Round> rounds = new ArrayList<>();
             List<CeilingRun> ceilingRuns = new ArrayList<>();
+            CpuMeter.Sample ceilingCpu;
             IdlePopPhase.Outcome idlePop;
             try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, options.brokerMemoryMb());
                  BrokerHttp http = new BrokerHttp(broker.baseUri())) {
@@ -84,7 +85,7 @@ final class Scenario {
                         + "the empty-scan watermark (mean of %d each)", idlePop.fullScanMs(), idlePop.watermarkMs(),
                         IdlePopPhase.POPS));
                 // The ceiling's runs in between are its own figures, not the broker's phases.
-                CpuMeter.Sample ceilingCpu = ceilingRuns.stream().map(CeilingRun::cpu)
+                ceilingCpu = ceilingRuns.stream().map(CeilingRun::cpu)
                         .reduce(CpuMeter.Sample.ZERO, CpuMeter.Sample::plus);
                 double ceilingWall = ceilingRuns.stream().mapToDouble(c -> c.outcome().elapsedNanos() / 1e9).sum();
                 cpu = new ScenarioResult.CpuUse(broker.cpuSeconds() - brokerCpu - ceilingCpu.broker(),
@@ -94,8 +95,7 @@ final class Scenario {
                 say(String.format("broker peak RSS %.0f MB; CPU over these phases: broker %.0f s, bench client %.0f s, "
                         + "in %.0f s of wall time", rss, cpu.brokerSeconds(), cpu.clientSeconds(), cpu.wallSeconds()));
             }
-            CpuMeter.PerMessage ceilingPerMessage = CpuMeter.PerMessage.between(CpuMeter.Sample.ZERO,
-                    ceilingRuns.stream().map(CeilingRun::cpu).reduce(CpuMeter.Sample.ZERO, CpuMeter.Sample::plus),
+            CpuMeter.PerMessage ceilingPerMessage = CpuMeter.PerMessage.between(CpuMeter.Sample.ZERO, ceilingCpu,
                     ceilingRuns.stream().mapToLong(c -> c.outcome().messages()).sum());
             say("raw PG ceiling CPU (the broker idle): " + ceilingPerMessage.describe());
             return new ScenarioResult(partitions, rounds, ceilingRuns.stream().map(CeilingRun::outcome).toList(),

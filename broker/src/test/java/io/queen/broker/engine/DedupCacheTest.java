@@ -1,6 +1,7 @@
 package io.queen.broker.engine;
 
 import io.queen.broker.engine.segment.TxnHash;
+import io.queen.broker.support.CapturedLog;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;
@@ -76,36 +77,17 @@ class DedupCacheTest {
 
     @Test
     void evictingForTheBudgetWarnsNamingThePartition() {
-        List<String> warnings = new ArrayList<>();
-        java.util.logging.Logger log = java.util.logging.Logger.getLogger(DedupCache.class.getName());
-        java.util.logging.Handler handler = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord r) {
-                warnings.add(r.getMessage());
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        log.addHandler(handler);
-        try {
+        try (CapturedLog log = CapturedLog.of(DedupCache.class)) {
             DedupCache cache = new DedupCache(3);
             Instant now = Instant.now();
             UUID other = UUID.randomUUID();
             cache.record(P, 0, TxnHash.concat(List.of("a", "b")), ids(2), now);
-            assertEquals(List.of(), warnings, "within the budget: nothing to say");
+            assertEquals(List.of(), log.messages(), "within the budget: nothing to say");
             cache.record(other, 0, TxnHash.concat(List.of("x", "y")), ids(2), now);
-            assertEquals(1, warnings.size());
-            assertTrue(warnings.get(0).contains(P.toString()), warnings.get(0));
+            assertEquals(1, log.messages().size());
+            assertTrue(log.messages().get(0).contains(P.toString()), log.messages().get(0));
             cache.record(P, 0, TxnHash.concat(List.of("c", "d")), ids(2), now);
-            assertEquals(1, warnings.size(), "at most once a minute");
-        } finally {
-            log.removeHandler(handler);
+            assertEquals(1, log.messages().size(), "at most once a minute");
         }
     }
 

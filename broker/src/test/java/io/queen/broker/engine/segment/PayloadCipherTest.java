@@ -2,6 +2,7 @@ package io.queen.broker.engine.segment;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.queen.broker.support.CapturedLog;
 import org.junit.jupiter.api.Test;
 
 import javax.crypto.Cipher;
@@ -14,10 +15,8 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -104,24 +103,8 @@ class PayloadCipherTest {
 
     @Test
     void invalidKeyDisablesWithOneWarning() {
-        Logger log = Logger.getLogger(PayloadCipher.class.getName());
-        List<LogRecord> records = new ArrayList<>();
-        Handler handler = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                records.add(r);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        log.addHandler(handler);
-        try {
+        try (CapturedLog log = CapturedLog.of(PayloadCipher.class)) {
+            List<LogRecord> records = log.records();
             for (String bad : List.of("abc", "0".repeat(63), "0".repeat(65), "zz" + "0".repeat(62))) {
                 records.clear();
                 PayloadCipher cipher = PayloadCipher.fromHexKey(bad);
@@ -135,8 +118,6 @@ class PayloadCipherTest {
             assertFalse(PayloadCipher.fromHexKey(null).isEnabled());
             assertFalse(PayloadCipher.fromHexKey("  ").isEnabled());
             assertEquals(0, records.size(), "absent key is not worth a warning");
-        } finally {
-            log.removeHandler(handler);
         }
     }
 
