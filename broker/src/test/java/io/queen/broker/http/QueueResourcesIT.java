@@ -48,7 +48,11 @@ class QueueResourcesIT {
     @BeforeAll
     static void start() {
         db = TestPostgres.freshDatabase("queue_resources");
-        broker = BrokerFixture.start(db, Map.of("QUEEN_TENANCY_HEADER", "true", "QUEEN_KV_TRUSTED_PROXY", "true"));
+        // The periodic jobs run at most once, at boot (no queues yet), and not again during the tests:
+        // a stats refresh between the delete test's two counts once added the neighbour's stats rows.
+        String hour = "3600000";
+        broker = BrokerFixture.start(db, Map.of("QUEEN_TENANCY_HEADER", "true", "QUEEN_KV_TRUSTED_PROXY", "true",
+                "STATS_INTERVAL_MS", hour, "METRICS_FLUSH_MS", hour, "RETENTION_INTERVAL", hour));
     }
 
     @AfterAll
