@@ -101,8 +101,11 @@ public final class DataHttpService implements HttpService {
      */
     static final int MAX_PARTITION_NAME_BYTES = 2048;
 
-    /** @param payload the item's payload exactly as sent, or null when the item has none */
-    /** One push item from its fields as sent (null when absent), validated. */
+    /**
+     * One push item from its fields as sent (null when absent), validated.
+     *
+     * @param payload the item's payload exactly as sent, or null when the item has none
+     */
     static PushService.Item pushItem(JsonNode queueNode, JsonNode partitionNode, JsonNode t, byte[] payload,
                                      int index) {
         if (queueNode == null || !queueNode.isTextual() || queueNode.asText().isEmpty()) {

@@ -99,7 +99,27 @@ final class JsonBytes {
     }
 
     JsonBytes number(long n) {
-        return raw(Long.toString(n));
+        if (n < 0) {
+            if (n == Long.MIN_VALUE) {
+                return raw(Long.toString(n));
+            }
+            ensure(1);
+            buf[len++] = '-';
+            n = -n;
+        }
+        // Digits straight into the buffer, last first: Long.toString's String per number showed in
+        // push profiles (an index per pushed message).
+        int digits = 1;
+        for (long rest = n / 10; rest != 0; rest /= 10) {
+            digits++;
+        }
+        ensure(digits);
+        for (int i = len + digits - 1; i >= len; i--) {
+            buf[i] = (byte) ('0' + n % 10);
+            n /= 10;
+        }
+        len += digits;
+        return this;
     }
 
     byte[] toByteArray() {

@@ -32,6 +32,20 @@ class JsonBytesTest {
     }
 
     @Test
+    void numbersAreWrittenAsLongToStringWritesThem() {
+        List<Long> samples = new ArrayList<>(List.of(0L, 1L, 9L, 10L, 99L, 100L, -1L, -10L, 123456789L,
+                Long.MAX_VALUE, Long.MIN_VALUE, Long.MIN_VALUE + 1, 999_999_999_999L, 1_000_000_000_000L));
+        SplittableRandom random = new SplittableRandom(11);
+        for (int i = 0; i < 2_000; i++) {
+            samples.add(random.nextLong() >> random.nextInt(64));
+        }
+        for (long n : samples) {
+            byte[] written = new JsonBytes(1).raw("[").number(n).raw("]").toByteArray();
+            assertEquals("[" + n + "]", new String(written, StandardCharsets.US_ASCII));
+        }
+    }
+
+    @Test
     void stringsAreQuotedAndEscapedAsJacksonDoes() throws IOException {
         List<String> samples = new ArrayList<>(List.of("", "plain-ascii_123", "quote\"inside", "back\\slash",
                 "new\nline\ttab\r\b\f", "\u0000\u0001\u001f", "\u007f", "é ü ß", "日本語", "emoji \uD83D\uDE00",
