@@ -274,11 +274,19 @@ public final class PushService {
         boolean probe = pending.stream().anyMatch(s -> s.item.transactionId() != null);
         // The catalog's window may be up to its TTL old; SQL re-reads it under the lock for the probe itself.
         int window = partition.dedupWindowSeconds();
-        DedupCache.Vouch vouch = window > 0 ? dedupCache.vouch(partitionId, window, System.currentTimeMillis()) : null;
-        if (probe && vouch != null) {
+        DedupCache.Vouch vouch = null;
+        if (window > 0) {
+            byte[][] hashes = new byte[pending.size()][];
+            for (int i = 0; probe && i < hashes.length; i++) {
+                Slot s = pending.get(i);
+                hashes[i] = s.item.transactionId() == null ? null : TxnHash.of(s.txn);
+            }
+            DedupCache.Check check = dedupCache.check(partitionId, window, System.currentTimeMillis(), hashes);
+            vouch = check.vouch();
             List<Slot> rest = new ArrayList<>(pending.size());
-            for (Slot s : pending) {
-                DedupCache.Hit hit = s.item.transactionId() == null ? null : dedupCache.hit(partitionId, TxnHash.of(s.txn));
+            for (int i = 0; i < hashes.length; i++) {
+                Slot s = pending.get(i);
+                DedupCache.Hit hit = check.hits()[i];
                 if (hit == null) {
                     rest.add(s);
                 } else if (failOnDuplicate) {

@@ -13,6 +13,7 @@ import java.util.SplittableRandom;
 import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -36,11 +37,10 @@ class DedupCacheTest {
         cache.record(P, 0, TxnHash.concat(List.of("a", "b")), first, now);
         cache.record(P, 2, TxnHash.concat(List.of("c")), ids(1), now);
         assertEquals(new DedupCache.Vouch(0, 2), cache.vouch(P, 60, now.toEpochMilli()));
-        DedupCache.Hit hit = cache.hit(P, TxnHash.of("b"));
-        assertNotNull(hit);
+        DedupCache.Hit hit = assertInstanceOf(DedupCache.Hit.class, cache.find(P, TxnHash.of("b")));
         assertEquals(1, hit.offset());
         assertEquals(first[1], hit.messageId());
-        assertNull(cache.hit(P, TxnHash.of("zzz")));
+        assertNull(cache.find(P, TxnHash.of("zzz")));
     }
 
     @Test
@@ -50,7 +50,7 @@ class DedupCacheTest {
         cache.record(P, 0, TxnHash.concat(List.of("a")), ids(1), now);
         cache.record(P, 5, TxnHash.concat(List.of("f")), ids(1), now);
         assertEquals(new DedupCache.Vouch(5, 5), cache.vouch(P, 60, now.toEpochMilli()));
-        assertNull(cache.hit(P, TxnHash.of("a")), "the old block is forgotten, so SQL probes it");
+        assertNull(cache.find(P, TxnHash.of("a")), "the old block is forgotten, so SQL probes it");
     }
 
     @Test
@@ -59,7 +59,7 @@ class DedupCacheTest {
         Instant old = Instant.now().minusSeconds(59);
         cache.record(P, 0, TxnHash.concat(List.of("a")), ids(1), old);
         assertNull(cache.vouch(P, 60, System.currentTimeMillis()), "59 s old in a 60 s window is inside the margin");
-        assertNull(cache.hit(P, TxnHash.of("a")));
+        assertNull(cache.find(P, TxnHash.of("a")));
         assertEquals(0, cache.size());
     }
 
@@ -97,7 +97,7 @@ class DedupCacheTest {
         Instant now = Instant.now();
         cache.record(P, 0, TxnHash.concat(List.of("a")), ids(1), now);
         assertNull(cache.vouch(P, 60, now.toEpochMilli()));
-        assertNull(cache.hit(P, TxnHash.of("a")));
+        assertNull(cache.find(P, TxnHash.of("a")));
         assertEquals(0, cache.size());
         assertEquals(10_485, DedupCache.entriesFor(1));
     }
@@ -146,17 +146,127 @@ class DedupCacheTest {
 
     @Test
     void aDroppedSegmentLeavesTheLowerOffsetOfARepeatedHash() {
-        DedupCache cache = new DedupCache(3);
+        DedupCache cache = new DedupCache(1_000);
         Instant now = Instant.now();
         UUID[] first = ids(1);
-        cache.record(P, 0, TxnHash.concat(List.of("a")), first, now);
+        cache.record(P, 0, TxnHash.concat(List.of("a")), first, now.minusSeconds(59));
         cache.record(P, 1, TxnHash.concat(List.of("a", "b")), ids(2), now);
-        DedupCache.Hit hit = cache.hit(P, TxnHash.of("a"));
-        assertNotNull(hit);
+        DedupCache.Hit hit = assertInstanceOf(DedupCache.Hit.class, cache.find(P, TxnHash.of("a")));
         assertEquals(0, hit.offset(), "the lowest offset wins, as in the SQL probe");
         assertEquals(first[0], hit.messageId());
-        cache.record(P, 3, TxnHash.concat(List.of("c")), ids(1), now); // over budget: offset 0 is dropped
-        assertNull(cache.hit(P, TxnHash.of("a")), "the repeat was never indexed, so nothing vouches for it");
-        assertEquals(3, cache.size());
+        assertEquals(new DedupCache.Vouch(1, 2), cache.vouch(P, 60, now.toEpochMilli()), "offset 0 left the window");
+        assertNull(cache.find(P, TxnHash.of("a")), "the repeat was never indexed, so nothing vouches for it");
+        assertEquals(2, cache.size());
+    }
+
+    private static List<String> txns(String prefix, int from, int n) {
+        List<String> out = new ArrayList<>();
+        for (int i = from; i < from + n; i++) {
+            out.add(prefix + i);
+        }
+        return out;
+    }
+
+    @Test
+    void atTheBudgetOlderSegmentsBecomeFingerprintsTheBlockStillVouchesFor() {
+        DedupCache cache = new DedupCache(10);
+        Instant now = Instant.now();
+        UUID[] newest = ids(4);
+        cache.record(P, 0, TxnHash.concat(txns("m", 0, 4)), ids(4), now);
+        cache.record(P, 4, TxnHash.concat(txns("m", 4, 4)), ids(4), now);
+        assertEquals(0, cache.compactedSize(), "within the budget everything is exact");
+        cache.record(P, 8, TxnHash.concat(txns("m", 8, 4)), newest, now);
+
+        assertEquals(8, cache.compactedSize(), "all but the newest segment were compacted");
+        assertEquals(12, cache.size());
+        assertEquals(new DedupCache.Vouch(0, 11), cache.vouch(P, 60, now.toEpochMilli()));
+        assertEquals(new DedupCache.Maybe(7), cache.find(P, TxnHash.of("m2")), "probe the rows up to the run's end");
+        DedupCache.Hit hit = assertInstanceOf(DedupCache.Hit.class, cache.find(P, TxnHash.of("m9")));
+        assertEquals(9, hit.offset());
+        assertEquals(newest[1], hit.messageId());
+        assertNull(cache.find(P, TxnHash.of("never sent")), "a new hash needs no probe");
+    }
+
+    @Test
+    void aPushsCheckNarrowsTheVouchToAfterTheRunAFingerprintMatched() {
+        DedupCache cache = new DedupCache(10);
+        Instant now = Instant.now();
+        UUID[] newest = ids(4);
+        for (int k = 0; k < 2; k++) {
+            cache.record(P, k * 4L, TxnHash.concat(txns("m", k * 4, 4)), ids(4), now);
+        }
+        cache.record(P, 8, TxnHash.concat(txns("m", 8, 4)), newest, now);
+        long nowMs = now.toEpochMilli();
+
+        DedupCache.Check clean = cache.check(P, 60, nowMs, new byte[][] {TxnHash.of("new"), null});
+        assertEquals(new DedupCache.Vouch(0, 11), clean.vouch(), "nothing matched: the whole block is vouched for");
+        assertNull(clean.hits()[0]);
+
+        DedupCache.Check mixed = cache.check(P, 60, nowMs,
+                new byte[][] {TxnHash.of("m2"), TxnHash.of("m9"), TxnHash.of("new"), null});
+        assertEquals(new DedupCache.Vouch(8, 11), mixed.vouch(), "m2's run [0, 7] is probed in SQL");
+        assertNull(mixed.hits()[0], "a fingerprint is no proof: SQL decides");
+        assertEquals(new DedupCache.Hit(9, newest[1]), mixed.hits()[1]);
+        assertNull(mixed.hits()[2]);
+        assertNull(mixed.hits()[3]);
+
+        DedupCache.Check unknown = cache.check(UUID.randomUUID(), 60, nowMs, new byte[][] {TxnHash.of("m2")});
+        assertNull(unknown.vouch());
+        assertNull(unknown.hits()[0]);
+    }
+
+    @Test
+    void repeatedCompactionsKeepAtMostMaxChunksAndEveryFingerprint() {
+        DedupCache cache = new DedupCache(600); // 60 KB: 600 exact messages, or 2,000 as fingerprints
+        Instant now = Instant.now();
+        int segments = 200;
+        for (int k = 0; k < segments; k++) {
+            cache.record(P, k * 10L, TxnHash.concat(txns("s", k * 10, 10)), ids(10), now);
+            assertTrue(cache.chunks(P) <= DedupCache.MAX_CHUNKS, "chunks after segment " + k + ": " + cache.chunks(P));
+        }
+        assertTrue(cache.compactedSize() > 1_000, "most of the messages are fingerprints: " + cache.compactedSize());
+        assertEquals(segments * 10L, cache.size(), "nothing was dropped: fingerprints fit the budget");
+        assertEquals(new DedupCache.Vouch(0, segments * 10L - 1), cache.vouch(P, 60, now.toEpochMilli()));
+        for (int i = 0; i < segments * 10; i++) {
+            assertNotNull(cache.find(P, TxnHash.of("s" + i)), "message " + i + " is still known");
+        }
+        int unknown = 0;
+        for (int i = 0; i < 10_000; i++) {
+            unknown += cache.find(P, TxnHash.of("new" + i)) == null ? 1 : 0;
+        }
+        assertEquals(10_000, unknown, "64-bit fingerprints of new hashes match nothing");
+    }
+
+    @Test
+    void aCompactedRunLeavesWholeOnceItsNewestMessageLeftTheWindow() {
+        DedupCache cache = new DedupCache(10);
+        Instant now = Instant.now();
+        cache.record(P, 0, TxnHash.concat(txns("m", 0, 4)), ids(4), now.minusSeconds(100));
+        cache.record(P, 4, TxnHash.concat(txns("m", 4, 4)), ids(4), now.minusSeconds(59));
+        cache.record(P, 8, TxnHash.concat(txns("m", 8, 4)), ids(4), now);
+        assertEquals(8, cache.compactedSize());
+        assertEquals(new DedupCache.Vouch(0, 11), cache.vouch(P, 120, now.toEpochMilli()), "inside a 120 s window");
+        assertEquals(new DedupCache.Vouch(8, 11), cache.vouch(P, 60, now.toEpochMilli()),
+                "its newest message is 59 s old: outside a 60 s window with the margin");
+        assertEquals(0, cache.compactedSize());
+        assertNull(cache.find(P, TxnHash.of("m1")));
+        assertEquals(4, cache.size());
+    }
+
+    @Test
+    void whenFingerprintsOutgrowTheBudgetWholePartitionsGoLeastRecentlyUsedFirst() {
+        DedupCache cache = new DedupCache(10);
+        Instant now = Instant.now();
+        UUID other = UUID.randomUUID();
+        for (int k = 0; k < 3; k++) {
+            cache.record(P, k * 4L, TxnHash.concat(txns("p", k * 4, 4)), ids(4), now);
+        }
+        assertEquals(8, cache.compactedSize());
+        for (int k = 0; k < 3; k++) {
+            cache.record(other, k * 4L, TxnHash.concat(txns("o", k * 4, 4)), ids(4), now);
+        }
+        assertNull(cache.vouch(P, 60, now.toEpochMilli()), "P, least recently used, was dropped whole");
+        assertEquals(new DedupCache.Vouch(0, 11), cache.vouch(other, 60, now.toEpochMilli()));
+        assertEquals(12, cache.size());
     }
 }
