@@ -331,12 +331,13 @@ public final class DedupCache {
         if (v == null) {
             return new Check(null, hits);
         }
+        Block b = blocks.get(partitionId);
         long maybeUpTo = -1;
         for (int i = 0; i < hashes.length; i++) {
             if (hashes[i] == null) {
                 continue;
             }
-            Found f = find(partitionId, hashes[i]);
+            Found f = find(b, hashes[i]);
             if (f instanceof Hit hit) {
                 hits[i] = hit;
             } else if (f instanceof Maybe maybe) {
@@ -355,9 +356,10 @@ public final class DedupCache {
      */
     public synchronized Found find(UUID partitionId, byte[] hash) {
         Block b = blocks.get(partitionId);
-        if (b == null) {
-            return null;
-        }
+        return b == null ? null : find(b, hash);
+    }
+
+    private static Found find(Block b, byte[] hash) {
         long hi = hi(hash, 0);
         // Newest chunk first: a Maybe must say how far back the probe has to read.
         for (int i = b.chunks.size() - 1; i >= 0; i--) {
