@@ -54,12 +54,33 @@ public final class BenchMain {
         try (PgServer pg = PgServer.locate(System.getenv("QUEEN_BENCH_PG_URL"))) {
             System.out.println("bin/bench on " + Runtime.getRuntime().availableProcessors() + " CPUs (load average "
                     + loadAverage() + "), " + pg.describe() + ": " + pg.settingsSummary());
-            List<ScenarioResult> results = new ArrayList<>();
-            for (int partitions : options.partitionsList()) {
-                results.add(new Scenario(options, pg, repoRoot, brokerDir, partitions).run());
+            // Every partition count's broker is started and warmed up first, then their rounds
+            // alternate (P=10 round 1, P=10,000 round 1, ...): the host's speed drifts by as much as
+            // 2x over minutes, and rounds of one count run minutes after the other's compared the
+            // host more than the broker (P=10,000 / P=10 push measured 0.92x and 1.31x in two runs).
+            List<Scenario> scenarios = new ArrayList<>();
+            try {
+                for (int partitions : options.partitionsList()) {
+                    Scenario scenario = new Scenario(options, pg, repoRoot, brokerDir, partitions);
+                    scenarios.add(scenario);
+                    scenario.start();
+                }
+                for (int round = 1; round <= Scenario.THROUGHPUT_ROUNDS; round++) {
+                    for (Scenario scenario : scenarios) {
+                        scenario.round(round);
+                    }
+                }
+                List<ScenarioResult> results = new ArrayList<>();
+                for (Scenario scenario : scenarios) {
+                    results.add(scenario.finish());
+                }
+                System.out.print(ReportTable.render(options, results));
+                return results.stream().allMatch(ScenarioResult::complete);
+            } finally {
+                for (Scenario scenario : scenarios) {
+                    scenario.close();
+                }
             }
-            System.out.print(ReportTable.render(options, results));
-            return results.stream().allMatch(ScenarioResult::complete);
         }
     }
 

@@ -12,12 +12,16 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * One partition count, on a fresh database and a fresh broker process: warm up until the broker's
- * JIT compiler settles (on a side queue, unmeasured), {@value #THROUGHPUT_ROUNDS} rounds of pushing all
- * messages, consuming them and a raw PostgreSQL ceiling run on the same database (the median round
- * is reported), then the fixed-rate latency run, then immediate pops on the idle queue.
+ * One partition count, on a fresh database and a fresh broker process. {@link #start()} warms up
+ * until the broker's JIT compiler settles (on a side queue, unmeasured); {@link #round(int)}, called
+ * {@value #THROUGHPUT_ROUNDS} times, pushes all messages, consumes them and runs the raw PostgreSQL
+ * ceiling on the same database (the median round is reported); {@link #finish()} runs the
+ * fixed-rate latency run and immediate pops on the idle queue. The bench alternates the rounds of
+ * its partition counts, so another count's broker is alive but idle during a round: its
+ * background jobs are counted in PostgreSQL's CPU (the stats refresh, about 120 ms every 10 s at
+ * P=10,000).
  */
-final class Scenario {
+final class Scenario implements AutoCloseable {
     static final String QUEUE = "bench";
     static final String WARMUP_QUEUE = "bench-warmup";
     private static final double SETTLED_COMPILER_SHARE = 0.10;
@@ -45,64 +49,117 @@ final class Scenario {
         this.payloads = new Payloads(options.payloadBytes());
     }
 
-    ScenarioResult run() throws IOException, SQLException, InterruptedException {
-        // The pid keeps two benchmarks on one server apart.
-        PgServer.Database db = pg.createDatabase("queen_bench_p" + partitions + "_" + ProcessHandle.current().pid());
+    // State between the phases; see start(), round(int) and finish().
+    private PgServer.Database db;
+    private BrokerProcess broker;
+    private BrokerHttp http;
+    private CpuMeter meter;
+    private long touched;
+    private final List<ScenarioResult.Round> rounds = new ArrayList<>();
+    private final List<CeilingRun> ceilingRuns = new ArrayList<>();
+    /** Broker CPU, bench client CPU and wall time of this scenario's measured phases, ceilings excluded. */
+    private double brokerSeconds;
+    private double clientSeconds;
+    private double wallSeconds;
+
+    /**
+     * Fresh database and broker, then everything unmeasured: the partitions touched, the JIT
+     * warm-up, round 0 and the ceiling's warm-up.
+     */
+    void start() throws IOException, SQLException, InterruptedException {
+        db = pg.createDatabase(databaseName(partitions));
+        Path log = repoRoot.resolve("bench/target/logs/broker-p" + partitions + ".log");
+        broker = BrokerProcess.start(brokerDir, db, log, options.brokerMemoryMb());
+        http = new BrokerHttp(broker.baseUri());
+        say("broker pid " + broker.pid() + " at " + broker.baseUri() + ", database " + db.name()
+                + ", log " + repoRoot.relativize(log));
+        // Touch first: when the measured push came straight after the touch (one-message
+        // pushes across partitions), the change of traffic made the JIT recompile what the
+        // warm-up had compiled: 32% of the broker's CPU in a P=10 push phase, 2-20% since.
+        touched = touchPartitions(http);
+        warmUp(http, broker);
+        unmeasuredRound(http, THROUGHPUT_ROUNDS * options.messages() + options.latencyMessages() + touched);
+        ceilingWarmUp(db);
+        meter = new CpuMeter(broker.pid(), CpuMeter.isLocal(db.host()));
+    }
+
+    /** Throughput round {@code round} (1-based) and its paired ceiling run. */
+    void round(int round) throws IOException, SQLException, InterruptedException {
+        Mark mark = mark();
+        rounds.add(throughputRound(db, http, broker, meter, round));
+        addSince(mark);
+        ceilingRuns.add(ceilingRun(db, meter, round));
+    }
+
+    /** The latency run and the idle pops, then the broker stops and its database is dropped. */
+    ScenarioResult finish() throws IOException, SQLException, InterruptedException {
         try {
-            Path log = repoRoot.resolve("bench/target/logs/broker-p" + partitions + ".log");
+            Mark mark = mark();
             ScenarioResult.LatencyRun latency = null;
-            double rss;
-            ScenarioResult.CpuUse cpu;
-            List<ScenarioResult.Round> rounds = new ArrayList<>();
-            List<CeilingRun> ceilingRuns = new ArrayList<>();
-            CpuMeter.Sample ceilingCpu;
-            IdlePopPhase.Outcome idlePop;
-            try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, options.brokerMemoryMb());
-                 BrokerHttp http = new BrokerHttp(broker.baseUri())) {
-                say("broker pid " + broker.pid() + " at " + broker.baseUri() + ", database " + db.name()
-                        + ", log " + repoRoot.relativize(log));
-                // Touch first: when the measured push came straight after the touch (one-message
-                // pushes across partitions), the change of traffic made the JIT recompile what the
-                // warm-up had compiled: 32% of the broker's CPU in a P=10 push phase, 2-20% since.
-                long touched = touchPartitions(http);
-                warmUp(http, broker);
-                unmeasuredRound(http, THROUGHPUT_ROUNDS * options.messages() + options.latencyMessages() + touched);
-                ceilingWarmUp(db);
-                double brokerCpu = broker.cpuSeconds();
-                double clientCpu = clientCpuSeconds();
-                long wallStart = System.nanoTime();
-                CpuMeter meter = new CpuMeter(broker.pid(), CpuMeter.isLocal(db.host()));
-                for (int round = 1; round <= THROUGHPUT_ROUNDS; round++) {
-                    rounds.add(throughputRound(db, http, broker, meter, round));
-                    ceilingRuns.add(ceilingRun(db, meter, round));
-                }
-                if (options.latencyMessages() > 0) {
-                    settle(db, "latency run");
-                    latency = latencyRun(http);
-                }
-                idlePop = IdlePopPhase.run(db, http, QUEUE, options.batch());
-                say(String.format("idle queue, immediate empty pop: %.2f ms reading every partition, %.2f ms after "
-                        + "the empty-scan watermark (mean of %d each)", idlePop.fullScanMs(), idlePop.watermarkMs(),
-                        IdlePopPhase.POPS));
-                // The ceiling's runs in between are its own figures, not the broker's phases.
-                ceilingCpu = ceilingRuns.stream().map(CeilingRun::cpu)
-                        .reduce(CpuMeter.Sample.ZERO, CpuMeter.Sample::plus);
-                double ceilingWall = ceilingRuns.stream().mapToDouble(c -> c.outcome().elapsedNanos() / 1e9).sum();
-                cpu = new ScenarioResult.CpuUse(broker.cpuSeconds() - brokerCpu - ceilingCpu.broker(),
-                        clientCpuSeconds() - clientCpu - ceilingCpu.client(),
-                        (System.nanoTime() - wallStart) / 1e9 - ceilingWall);
-                rss = broker.peakRssMb();
-                say(String.format("broker peak RSS %.0f MB; CPU over these phases: broker %.0f s, bench client %.0f s, "
-                        + "in %.0f s of wall time", rss, cpu.brokerSeconds(), cpu.clientSeconds(), cpu.wallSeconds()));
+            if (options.latencyMessages() > 0) {
+                settle(db, "latency run");
+                latency = latencyRun(http);
             }
+            IdlePopPhase.Outcome idlePop = IdlePopPhase.run(db, http, QUEUE, options.batch());
+            addSince(mark);
+            say(String.format("idle queue, immediate empty pop: %.2f ms reading every partition, %.2f ms after "
+                    + "the empty-scan watermark (mean of %d each)", idlePop.fullScanMs(), idlePop.watermarkMs(),
+                    IdlePopPhase.POPS));
+            ScenarioResult.CpuUse cpu = new ScenarioResult.CpuUse(brokerSeconds, clientSeconds, wallSeconds);
+            double rss = broker.peakRssMb();
+            say(String.format("broker peak RSS %.0f MB; CPU over these phases: broker %.0f s, bench client %.0f s, "
+                    + "in %.0f s of wall time", rss, cpu.brokerSeconds(), cpu.clientSeconds(), cpu.wallSeconds()));
+            // The ceiling's runs in between are its own figures, not the broker's phases.
+            CpuMeter.Sample ceilingCpu = ceilingRuns.stream().map(CeilingRun::cpu)
+                    .reduce(CpuMeter.Sample.ZERO, CpuMeter.Sample::plus);
             CpuMeter.PerMessage ceilingPerMessage = CpuMeter.PerMessage.between(CpuMeter.Sample.ZERO, ceilingCpu,
                     ceilingRuns.stream().mapToLong(c -> c.outcome().messages()).sum());
             say("raw PG ceiling CPU (the broker idle): " + ceilingPerMessage.describe());
             return new ScenarioResult(partitions, rounds, ceilingRuns.stream().map(CeilingRun::outcome).toList(),
                     latency, idlePop, rss, cpu, ceilingPerMessage);
         } finally {
-            pg.dropDatabase(db);
+            close();
         }
+    }
+
+    /** Stops the broker and drops the database; safe to call at any point, and again. */
+    @Override
+    public void close() throws IOException, SQLException {
+        try {
+            if (http != null) {
+                http.close();
+                http = null;
+            }
+            if (broker != null) {
+                broker.close();
+                broker = null;
+            }
+        } finally {
+            if (db != null) {
+                pg.dropDatabase(db);
+                db = null;
+            }
+        }
+    }
+
+    /** The broker's and this client's CPU and the clock at the start of a measured phase. */
+    private record Mark(double broker, double client, long nanos) {
+    }
+
+    private Mark mark() throws IOException {
+        return new Mark(broker.cpuSeconds(), clientCpuSeconds(), System.nanoTime());
+    }
+
+    /** Adds what the measured phase begun at {@code mark} used. */
+    private void addSince(Mark mark) throws IOException {
+        brokerSeconds += broker.cpuSeconds() - mark.broker();
+        clientSeconds += clientCpuSeconds() - mark.client();
+        wallSeconds += (System.nanoTime() - mark.nanos()) / 1e9;
+    }
+
+    /** This run's database for {@code partitions}: the pid keeps two benchmarks on one server apart. */
+    static String databaseName(int partitions) {
+        return "queen_bench_p" + partitions + "_" + ProcessHandle.current().pid();
     }
 
     /**
@@ -299,7 +356,7 @@ final class Scenario {
      * segment and TOAST tables (insert thresholds) and a checkpoint. A latency run without this step
      * measured a P=10 p99 of 200 ms while that I/O went on, and a ceiling run sharing the machine
      * with it measured half the rate of the next one. So each phase starts once no autovacuum worker
-     * is busy in this database (at most {@value #SETTLE_SECONDS} s) and after a CHECKPOINT, both
+     * is busy in this run's databases (at most {@value #SETTLE_SECONDS} s) and after a CHECKPOINT, both
      * unmeasured and reported.
      */
     private void settle(PgServer.Database db, String phase) throws SQLException, InterruptedException {
@@ -308,7 +365,9 @@ final class Scenario {
         int workers;
         try (Connection c = db.connect();
              PreparedStatement busy = c.prepareStatement("SELECT count(*) FROM pg_stat_activity "
-                     + "WHERE backend_type = 'autovacuum worker' AND datname = current_database()")) {
+                     + "WHERE backend_type = 'autovacuum worker' AND datname LIKE ?")) {
+            // Any of this run's databases: the other partition count's rounds alternate with ours.
+            busy.setString(1, "queen\\_bench\\_p%\\_" + ProcessHandle.current().pid());
             while (true) {
                 try (ResultSet rs = busy.executeQuery()) {
                     rs.next();
