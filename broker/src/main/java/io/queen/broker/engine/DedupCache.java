@@ -56,8 +56,11 @@ public final class DedupCache {
     /** A compaction frees memory down to this share of the budget, so it does not run on every write. */
     static final double COMPACT_TO = 0.9;
 
-    /** Chunks per partition; past it the two newest merge, so a lookup tests at most this many. */
+    /** Chunks per partition; past it two merge, so a lookup tests at most this many. */
     static final int MAX_CHUNKS = 8;
+
+    /** Messages per chunk at most, so its table (a power of two, at most 2/3 full) fits an array. */
+    static final long MAX_CHUNK_MESSAGES = 1L << 28;
 
     private static final long PRESSURE_LOG_INTERVAL_MS = 60_000;
 
@@ -448,26 +451,59 @@ public final class DedupCache {
     /** All but the newest exact segment of the block become one chunk (merged into the last when too many). */
     private void compact(Block b) {
         List<Segment> run = new ArrayList<>();
+        long messages = 0;
         while (b.segmentCount() > 1) {
+            if (messages + b.oldest().messages() > MAX_CHUNK_MESSAGES) {
+                addChunk(b, Chunk.of(run));
+                run = new ArrayList<>();
+                messages = 0;
+            }
             Segment s = b.pollOldest();
             byte[] h = s.hashes();
             for (int i = 0; i < s.messages(); i++) {
                 b.index.remove(hi(h, i * 16), lo(h, i * 16), s.base() + i);
             }
             entries -= s.messages();
+            messages += s.messages();
             run.add(s);
         }
-        Chunk c = Chunk.of(run);
+        addChunk(b, Chunk.of(run));
+        mergeSmallestPair(b);
+    }
+
+    private void addChunk(Block b, Chunk c) {
         b.chunks.add(c);
         compacted += c.messages;
         chunkBytes += c.bytes();
-        if (b.chunks.size() > MAX_CHUNKS) {
-            Chunk older = b.chunks.remove(b.chunks.size() - 2);
-            Chunk newer = b.chunks.remove(b.chunks.size() - 1);
-            Chunk merged = Chunk.merge(older, newer);
-            b.chunks.add(merged);
-            chunkBytes += merged.bytes() - older.bytes() - newer.bytes();
+    }
+
+    /**
+     * Past {@link #MAX_CHUNKS}, the two adjacent chunks with the fewest messages between them
+     * merge (size-tiered): the newest runs, usually the small ones, merge among themselves, so a
+     * fingerprint match in them narrows the vouch to a short range, and the large old runs are
+     * left to leave with the window. A merged chunk leaves only once its newest message did.
+     */
+    private void mergeSmallestPair(Block b) {
+        if (b.chunks.size() <= MAX_CHUNKS) {
+            return;
         }
+        int best = -1;
+        long fewest = Long.MAX_VALUE;
+        for (int i = 0; i + 1 < b.chunks.size(); i++) {
+            long n = b.chunks.get(i).messages + b.chunks.get(i + 1).messages;
+            if (n < fewest && n <= MAX_CHUNK_MESSAGES) {
+                fewest = n;
+                best = i;
+            }
+        }
+        if (best < 0) {
+            return; // every pair too large to merge: more chunks, and slower lookups, instead
+        }
+        Chunk older = b.chunks.get(best);
+        Chunk newer = b.chunks.remove(best + 1);
+        Chunk merged = Chunk.merge(older, newer);
+        b.chunks.set(best, merged);
+        chunkBytes += merged.bytes() - older.bytes() - newer.bytes();
     }
 
     /** Compaction costs nothing for new messages, but a duplicate of a compacted one is confirmed in SQL. */

@@ -238,6 +238,31 @@ class DedupCacheTest {
     }
 
     @Test
+    void underSteadyPressureCompactedRunsStillLeaveWithTheWindow() {
+        try (CapturedLog log = CapturedLog.of(DedupCache.class)) {
+            // 60 s window, a 10-message segment every 100 ms for 300 s: 6,000 messages inside the
+            // window at any time, 30,000 in all; the budget holds 2,000 exact or about 12,000 as
+            // fingerprints. Runs must keep leaving as they age, or the partition is dropped.
+            DedupCache cache = new DedupCache(2_000);
+            long t0 = System.currentTimeMillis() - 300_000;
+            int segments = 3_000;
+            for (int k = 0; k < segments; k++) {
+                long now = t0 + k * 100L;
+                assertTrue(k == 0 || cache.vouch(P, 60, now) != null, "the partition was dropped at segment " + k);
+                cache.record(P, k * 10L, TxnHash.concat(txns("s", k * 10, 10)), ids(10), Instant.ofEpochMilli(now));
+                assertTrue(cache.size() <= 13_000, "held " + cache.size() + " at segment " + k);
+            }
+            assertTrue(log.messages().stream().noneMatch(m -> m.contains("dedup cache full")), log.messages().toString());
+            long now = t0 + segments * 100L;
+            DedupCache.Vouch v = cache.vouch(P, 60, now);
+            assertNotNull(v);
+            long oldestKeptAt = t0 + v.from() / 10 * 100L;
+            assertTrue(now - oldestKeptAt <= 120_000, "what is vouched for reaches at most two windows back: " + v);
+            assertNotNull(cache.find(P, TxnHash.of("s" + (segments * 10 - 5_000))), "inside the window");
+        }
+    }
+
+    @Test
     void aCompactedRunLeavesWholeOnceItsNewestMessageLeftTheWindow() {
         DedupCache cache = new DedupCache(10);
         Instant now = Instant.now();
