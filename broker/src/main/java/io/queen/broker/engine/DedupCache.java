@@ -458,12 +458,7 @@ public final class DedupCache {
                 run = new ArrayList<>();
                 messages = 0;
             }
-            Segment s = b.pollOldest();
-            byte[] h = s.hashes();
-            for (int i = 0; i < s.messages(); i++) {
-                b.index.remove(hi(h, i * 16), lo(h, i * 16), s.base() + i);
-            }
-            entries -= s.messages();
+            Segment s = dropOldestSegment(b);
             messages += s.messages();
             run.add(s);
         }
@@ -583,13 +578,19 @@ public final class DedupCache {
             compacted -= c.messages;
             chunkBytes -= c.bytes();
         } else if (b.hasSegments()) {
-            Segment s = b.pollOldest();
-            byte[] h = s.hashes();
-            for (int i = 0; i < s.messages(); i++) {
-                b.index.remove(hi(h, i * 16), lo(h, i * 16), s.base() + i);
-            }
-            entries -= s.messages();
+            dropOldestSegment(b);
         }
+    }
+
+    /** Takes the block's oldest exact segment out of it and out of its index. */
+    private Segment dropOldestSegment(Block b) {
+        Segment s = b.pollOldest();
+        byte[] h = s.hashes();
+        for (int i = 0; i < s.messages(); i++) {
+            b.index.remove(hi(h, i * 16), lo(h, i * 16), s.base() + i);
+        }
+        entries -= s.messages();
+        return s;
     }
 
     private void remove(UUID partitionId) {

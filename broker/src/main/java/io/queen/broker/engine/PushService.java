@@ -283,20 +283,28 @@ public final class PushService {
             }
             DedupCache.Check check = dedupCache.check(partitionId, window, System.currentTimeMillis(), hashes);
             vouch = check.vouch();
-            List<Slot> rest = new ArrayList<>(pending.size());
+            List<Slot> rest = null; // only when the cache found a duplicate: usually it finds none
             for (int i = 0; i < hashes.length; i++) {
                 Slot s = pending.get(i);
                 DedupCache.Hit hit = check.hits()[i];
                 if (hit == null) {
-                    rest.add(s);
-                } else if (failOnDuplicate) {
+                    if (rest != null) {
+                        rest.add(s);
+                    }
+                    continue;
+                }
+                if (failOnDuplicate) {
                     throw duplicateInTransaction(s);
-                } else {
-                    s.resultId = hit.messageId();
-                    s.status = "duplicate";
+                }
+                s.resultId = hit.messageId();
+                s.status = "duplicate";
+                if (rest == null) {
+                    rest = new ArrayList<>(pending.subList(0, i));
                 }
             }
-            pending = rest;
+            if (rest != null) {
+                pending = rest;
+            }
         }
         while (!pending.isEmpty()) {
             Encoded segment = preEncoded != null && preEncoded.slots().equals(pending)

@@ -159,23 +159,28 @@ class DedupCacheTest {
         assertEquals(2, cache.size());
     }
 
-    private static List<String> txns(String prefix, int from, int n) {
-        List<String> out = new ArrayList<>();
-        for (int i = from; i < from + n; i++) {
-            out.add(prefix + i);
+    /**
+     * Records a segment of {@code n} messages at offsets {@code base}.. whose transaction ids are
+     * the prefix and the offset ("m4", "m5", ...); returns their message ids.
+     */
+    private static UUID[] segment(DedupCache cache, UUID partition, String prefix, long base, int n, Instant at) {
+        List<String> txns = new ArrayList<>();
+        for (long i = base; i < base + n; i++) {
+            txns.add(prefix + i);
         }
-        return out;
+        UUID[] ids = ids(n);
+        cache.record(partition, base, TxnHash.concat(txns), ids, at);
+        return ids;
     }
 
     @Test
     void atTheBudgetOlderSegmentsBecomeFingerprintsTheBlockStillVouchesFor() {
         DedupCache cache = new DedupCache(10);
         Instant now = Instant.now();
-        UUID[] newest = ids(4);
-        cache.record(P, 0, TxnHash.concat(txns("m", 0, 4)), ids(4), now);
-        cache.record(P, 4, TxnHash.concat(txns("m", 4, 4)), ids(4), now);
+        segment(cache, P, "m", 0, 4, now);
+        segment(cache, P, "m", 4, 4, now);
         assertEquals(0, cache.compactedSize(), "within the budget everything is exact");
-        cache.record(P, 8, TxnHash.concat(txns("m", 8, 4)), newest, now);
+        UUID[] newest = segment(cache, P, "m", 8, 4, now);
 
         assertEquals(8, cache.compactedSize(), "all but the newest segment were compacted");
         assertEquals(12, cache.size());
@@ -191,11 +196,10 @@ class DedupCacheTest {
     void aPushsCheckNarrowsTheVouchToAfterTheRunAFingerprintMatched() {
         DedupCache cache = new DedupCache(10);
         Instant now = Instant.now();
-        UUID[] newest = ids(4);
         for (int k = 0; k < 2; k++) {
-            cache.record(P, k * 4L, TxnHash.concat(txns("m", k * 4, 4)), ids(4), now);
+            segment(cache, P, "m", k * 4L, 4, now);
         }
-        cache.record(P, 8, TxnHash.concat(txns("m", 8, 4)), newest, now);
+        UUID[] newest = segment(cache, P, "m", 8, 4, now);
         long nowMs = now.toEpochMilli();
 
         DedupCache.Check clean = cache.check(P, 60, nowMs, new byte[][] {TxnHash.of("new"), null});
@@ -221,7 +225,7 @@ class DedupCacheTest {
         Instant now = Instant.now();
         int segments = 200;
         for (int k = 0; k < segments; k++) {
-            cache.record(P, k * 10L, TxnHash.concat(txns("s", k * 10, 10)), ids(10), now);
+            segment(cache, P, "s", k * 10L, 10, now);
             assertTrue(cache.chunks(P) <= DedupCache.MAX_CHUNKS, "chunks after segment " + k + ": " + cache.chunks(P));
         }
         assertTrue(cache.compactedSize() > 1_000, "most of the messages are fingerprints: " + cache.compactedSize());
@@ -249,7 +253,7 @@ class DedupCacheTest {
             for (int k = 0; k < segments; k++) {
                 long now = t0 + k * 100L;
                 assertTrue(k == 0 || cache.vouch(P, 60, now) != null, "the partition was dropped at segment " + k);
-                cache.record(P, k * 10L, TxnHash.concat(txns("s", k * 10, 10)), ids(10), Instant.ofEpochMilli(now));
+                segment(cache, P, "s", k * 10L, 10, Instant.ofEpochMilli(now));
                 assertTrue(cache.size() <= 13_000, "held " + cache.size() + " at segment " + k);
             }
             assertTrue(log.messages().stream().noneMatch(m -> m.contains("dedup cache full")), log.messages().toString());
@@ -266,9 +270,9 @@ class DedupCacheTest {
     void aCompactedRunLeavesWholeOnceItsNewestMessageLeftTheWindow() {
         DedupCache cache = new DedupCache(10);
         Instant now = Instant.now();
-        cache.record(P, 0, TxnHash.concat(txns("m", 0, 4)), ids(4), now.minusSeconds(100));
-        cache.record(P, 4, TxnHash.concat(txns("m", 4, 4)), ids(4), now.minusSeconds(59));
-        cache.record(P, 8, TxnHash.concat(txns("m", 8, 4)), ids(4), now);
+        segment(cache, P, "m", 0, 4, now.minusSeconds(100));
+        segment(cache, P, "m", 4, 4, now.minusSeconds(59));
+        segment(cache, P, "m", 8, 4, now);
         assertEquals(8, cache.compactedSize());
         assertEquals(new DedupCache.Vouch(0, 11), cache.vouch(P, 120, now.toEpochMilli()), "inside a 120 s window");
         assertEquals(new DedupCache.Vouch(8, 11), cache.vouch(P, 60, now.toEpochMilli()),
@@ -284,11 +288,11 @@ class DedupCacheTest {
         Instant now = Instant.now();
         UUID other = UUID.randomUUID();
         for (int k = 0; k < 3; k++) {
-            cache.record(P, k * 4L, TxnHash.concat(txns("p", k * 4, 4)), ids(4), now);
+            segment(cache, P, "p", k * 4L, 4, now);
         }
         assertEquals(8, cache.compactedSize());
         for (int k = 0; k < 3; k++) {
-            cache.record(other, k * 4L, TxnHash.concat(txns("o", k * 4, 4)), ids(4), now);
+            segment(cache, other, "o", k * 4L, 4, now);
         }
         assertNull(cache.vouch(P, 60, now.toEpochMilli()), "P, least recently used, was dropped whole");
         assertEquals(new DedupCache.Vouch(0, 11), cache.vouch(other, 60, now.toEpochMilli()));
