@@ -25,7 +25,7 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
               --payload-bytes N       approximate JSON payload size (1024)
               --rate R                push rate limit in msg/s, 0 = unthrottled (0)
               --latency-rate R        fixed push rate of the latency run in msg/s (1000)
-              --latency-seconds S     length of the latency run (10)
+              --latency-seconds S     length of the latency run (30)
               --latency-push-batch N  items per push request in the latency run (10)
               --warmup-messages N     per warm-up round, pushed and consumed on a side queue until the
                                       broker's JIT settles (at most 12 rounds); also run through the
@@ -75,7 +75,7 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
                 positiveInt("payload-bytes", flags.getOrDefault("payload-bytes", "1024")),
                 nonNegative("rate", flags.getOrDefault("rate", "0")),
                 nonNegative("latency-rate", flags.getOrDefault("latency-rate", "1000")),
-                positiveInt("latency-seconds", flags.getOrDefault("latency-seconds", "10")),
+                positiveInt("latency-seconds", flags.getOrDefault("latency-seconds", "30")),
                 positiveInt("latency-push-batch", flags.getOrDefault("latency-push-batch", "10")),
                 (long) nonNegative("warmup-messages", flags.getOrDefault("warmup-messages", "50000")) / batch * batch,
                 nonNegativeInt("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "1024")));

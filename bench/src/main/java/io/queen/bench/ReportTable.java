@@ -27,6 +27,8 @@ final class ReportTable {
             String at = String.format("@%,.0f msg/s", o.latencyRate());
             row(sb, "delivery p50 ms " + at, results, r -> ms(r.latency().delivery().latencies().percentileMs(50)));
             row(sb, "delivery p99 ms " + at, results, r -> ms(r.latency().delivery().latencies().percentileMs(99)));
+            row(sb, "host stalls >=" + HostStalls.STALL_MS + " ms: count/longest ms", results, r -> String.format(
+                    "%,d/%.0f", r.latency().hostStalls().count(), r.latency().hostStalls().longestNanos() / 1e6));
         }
         row(sb, "idle empty pop ms full/watermark", results, r -> String.format("%.2f/%.2f",
                 r.idlePop().fullScanMs(), r.idlePop().watermarkMs()));

@@ -363,6 +363,7 @@ final class Scenario implements AutoCloseable {
                 o.latencies().percentileMs(99), o.latencies().percentileMs(100), push.requests().percentileMs(50),
                 push.requests().percentileMs(99), o.calls().describe(),
                 problems(push) + problems(o, messages - push.notQueued())));
+        say("latency run: " + run.hostStalls().describe());
         return run;
     }
 
@@ -416,12 +417,14 @@ final class Scenario implements AutoCloseable {
                 options.producers());
         var ledger = new DeliveryLedger(firstSeq, messages);
         try (Progress progress = new Progress(label + " " + phase, messages);
-             Progress pushes = Progress.silent()) {
+             Progress pushes = Progress.silent();
+             HostStalls stalls = HostStalls.start()) {
             ConsumePhase consumers = ConsumePhase.start(http, queue, options.consumers(), options.batch(), ledger,
                     messages, progress, STALL_SECONDS);
             PushPhase.Outcome push = PushPhase.run(http, plan, payloads,
                     new Pacer(options.latencyRate(), perRequest), pushes);
-            return new ScenarioResult.LatencyRun(push, consumers.await());
+            ConsumePhase.Outcome delivery = consumers.await();
+            return new ScenarioResult.LatencyRun(push, delivery, stalls.finish());
         }
     }
 

@@ -35,8 +35,8 @@ record ScenarioResult(int partitions, List<Round> rounds, List<CeilingPhase.Outc
     record CpuUse(double brokerSeconds, double clientSeconds, double wallSeconds) {
     }
 
-    /** The fixed-rate run: its push side and its delivery side. */
-    record LatencyRun(PushPhase.Outcome push, ConsumePhase.Outcome delivery) {
+    /** The fixed-rate run: its push side, its delivery side and how often the host stalled meanwhile. */
+    record LatencyRun(PushPhase.Outcome push, ConsumePhase.Outcome delivery, HostStalls.Outcome hostStalls) {
     }
 
     /** The round of the median push rate: its push, CPU and JIT figures go together. */

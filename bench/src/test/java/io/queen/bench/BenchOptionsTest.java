@@ -14,7 +14,7 @@ class BenchOptionsTest {
         assertEquals(200_000, o.messages());
         assertEquals(List.of(10, 10_000), o.partitionsList());
         assertEquals(100, o.batch());
-        assertEquals(10_000, o.latencyMessages());
+        assertEquals(30_000, o.latencyMessages());
         assertEquals(50_000, o.warmupMessages());
         assertEquals(1024, o.brokerMemoryMb());
     }
