@@ -21,7 +21,6 @@ import javax.sql.DataSource;
 public final class Database implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Database.class.getName());
 
-    private final DatabaseSettings settings;
     /**
      * The send buffer of each pooled connection, in the JVM and in the kernel: a 100-message segment
      * of 1 KB payloads is about 55 KB, so two merged requests still leave in one write. At the
@@ -29,6 +28,7 @@ public final class Database implements AutoCloseable {
      */
     static final int SEND_BUFFER_BYTES = 128 * 1024;
 
+    private final DatabaseSettings settings;
     private final HikariDataSource pool;
 
     private Database(DatabaseSettings settings, HikariDataSource pool) {
