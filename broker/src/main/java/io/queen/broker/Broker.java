@@ -120,6 +120,10 @@ public final class Broker implements AutoCloseable {
                     // Responses go out as headers then body; with Nagle on, the body waits for the
                     // client's delayed ACK (~40 ms on Linux) whenever the response spans writes.
                     .connectionOptions(o -> o.tcpNoDelay(true))
+                    // Helidon's NIO socket writes through a fixed 8 KB buffer: a 100-message pop
+                    // answer left in 13 writes, each a wake-up for the reader (strace). The plain
+                    // socket writes a response in one piece; reads block a virtual thread either way.
+                    .useNio(false)
                     .shutdownHook(false)
                     .shutdownGracePeriod(Duration.ofSeconds(20))
                     .routing(r -> routing(r, services, new Tenancy(settings.tenancyHeader())))
