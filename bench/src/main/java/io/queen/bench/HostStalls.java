@@ -19,8 +19,8 @@ final class HostStalls implements AutoCloseable {
     /** {@code count} stalls of at least {@value #STALL_MS} ms, {@code stalledNanos} lost to them in {@code elapsedNanos}. */
     record Outcome(long count, long longestNanos, long stalledNanos, long elapsedNanos) {
         String describe() {
-            return String.format("host stalls (a 1 ms sleep woken %d ms or more late): %,d, longest %.1f ms, "
-                    + "%.1f%% of the time", STALL_MS, count, longestNanos / 1e6,
+            return String.format("host stalls (a %d ms sleep woken %d ms or more late): %,d, longest %.1f ms, "
+                    + "%.1f%% of the time", TICK_MS, STALL_MS, count, longestNanos / 1e6,
                     elapsedNanos == 0 ? 0.0 : 100.0 * stalledNanos / elapsedNanos);
         }
     }

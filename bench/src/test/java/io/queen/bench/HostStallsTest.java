@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class HostStallsTest {
 
-    /** Every fifth sleep oversleeps by 20 ms: those wake-ups, and only wake-ups that late, are stalls. */
+    /** Every fifth sleep oversleeps by 20 ms: each of those counts, on top of any stall of the host's own. */
     @Test
     void countsLateWakeUps() throws InterruptedException {
         AtomicInteger sleeps = new AtomicInteger();

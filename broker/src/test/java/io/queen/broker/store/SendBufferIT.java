@@ -2,6 +2,7 @@ package io.queen.broker.store;
 
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.TestPostgres;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.security.MessageDigest;
@@ -21,10 +22,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * after a header already in it, must all reach PostgreSQL intact.
  */
 class SendBufferIT {
+    private static DatabaseSettings db;
+
+    @BeforeAll
+    static void database() {
+        db = TestPostgres.freshDatabase("send_buffer");
+    }
 
     @Test
     void connectionsAskForTheLargerSendBuffer() {
-        Properties p = Database.connectionProperties(TestPostgres.freshDatabase("send_buffer_props"));
+        Properties p = Database.connectionProperties(db);
         assertEquals(Integer.toString(Database.SEND_BUFFER_BYTES), p.getProperty("maxSendBufferSize"));
         assertEquals(Integer.toString(Database.SEND_BUFFER_BYTES), p.getProperty("sendBufferSize"));
         assertTrue(Database.SEND_BUFFER_BYTES >= 64 * 1024, "a 100-message segment must fit");
@@ -32,11 +39,10 @@ class SendBufferIT {
 
     @Test
     void bindsOfEverySizeAroundTheBufferArriveIntact() throws Exception {
-        DatabaseSettings s = TestPostgres.freshDatabase("send_buffer");
         int b = Database.SEND_BUFFER_BYTES;
         int[] sizes = {0, 10, 55_000, b - 200, b - 1, b, b + 1, 2 * b - 100, 3 * b + 7};
         Random random = new Random(7);
-        try (Database db = Database.open(s); Connection c = db.connection();
+        try (Database pool = Database.open(db); Connection c = pool.connection();
              PreparedStatement ps = c.prepareStatement("SELECT length(?::bytea), md5(?::bytea), ?::text")) {
             for (int size : sizes) {
                 byte[] blob = new byte[size];
