@@ -6,7 +6,7 @@ import java.util.stream.Collectors;
 
 /** The closing table: one column per partition count, then the ratio between the first and last. */
 final class ReportTable {
-    private static final String ROW = "%-34s";
+    private static final String ROW = "%-42s";
     private static final String CELL = "%16s";
 
     private ReportTable() {
@@ -29,6 +29,7 @@ final class ReportTable {
             row(sb, "delivery p99 ms " + at, results, r -> ms(r.latency().delivery().latencies().percentileMs(99)));
             row(sb, "host stalls >=" + HostStalls.STALL_MS + " ms: count/longest ms", results, r -> String.format(
                     "%,d/%.0f", r.latency().hostStalls().count(), r.latency().hostStalls().longestNanos() / 1e6));
+            row(sb, "CPU us/msg broker/PG/client " + at, results, r -> cpu(r.latency().cpu()));
         }
         row(sb, "idle empty pop ms full/watermark", results, r -> String.format("%.2f/%.2f",
                 r.idlePop().fullScanMs(), r.idlePop().watermarkMs()));

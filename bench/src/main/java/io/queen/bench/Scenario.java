@@ -354,7 +354,9 @@ final class Scenario implements AutoCloseable {
     /** Consumers long-poll while producers push at the fixed rate. */
     private ScenarioResult.LatencyRun latencyRun(BrokerHttp http) throws InterruptedException {
         long messages = options.latencyMessages();
-        var run = fixedRate(http, QUEUE, THROUGHPUT_ROUNDS * options.messages(), messages, "latency run");
+        CpuMeter.Sample before = meter.sample();
+        FixedRateRun run = fixedRate(http, QUEUE, THROUGHPUT_ROUNDS * options.messages(), messages, "latency run");
+        CpuMeter.PerMessage cpu = CpuMeter.PerMessage.between(before, meter.sample(), run.delivery().delivered());
         PushPhase.Outcome push = run.push();
         ConsumePhase.Outcome o = run.delivery();
         say(String.format("latency run: %,d messages at %,.0f msg/s (achieved %,.0f), delivery p50 %.1f ms "
@@ -364,7 +366,8 @@ final class Scenario implements AutoCloseable {
                 push.requests().percentileMs(99), o.calls().describe(),
                 problems(push) + problems(o, messages - push.notQueued())));
         say("latency run: " + run.hostStalls().describe());
-        return run;
+        say("latency run: " + cpu.describe());
+        return new ScenarioResult.LatencyRun(push, o, run.hostStalls(), cpu);
     }
 
     /**
@@ -409,8 +412,12 @@ final class Scenario implements AutoCloseable {
         }
     }
 
+    /** A fixed-rate run's push side, delivery side and the host's stalls meanwhile. */
+    private record FixedRateRun(PushPhase.Outcome push, ConsumePhase.Outcome delivery, HostStalls.Outcome hostStalls) {
+    }
+
     /** Consumers long-poll while producers push {@code messages} at the latency rate. */
-    private ScenarioResult.LatencyRun fixedRate(BrokerHttp http, String queue, long firstSeq, long messages,
+    private FixedRateRun fixedRate(BrokerHttp http, String queue, long firstSeq, long messages,
                                                 String phase) throws InterruptedException {
         int perRequest = options.latencyPushBatch();
         var plan = new PushPhase.Plan(queue, partitions, messages / perRequest, perRequest, firstSeq,
@@ -424,7 +431,7 @@ final class Scenario implements AutoCloseable {
             PushPhase.Outcome push = PushPhase.run(http, plan, payloads,
                     new Pacer(options.latencyRate(), perRequest), pushes);
             ConsumePhase.Outcome delivery = consumers.await();
-            return new ScenarioResult.LatencyRun(push, delivery, stalls.finish());
+            return new FixedRateRun(push, delivery, stalls.finish());
         }
     }
 

@@ -35,8 +35,13 @@ record ScenarioResult(int partitions, List<Round> rounds, List<CeilingPhase.Outc
     record CpuUse(double brokerSeconds, double clientSeconds, double wallSeconds) {
     }
 
-    /** The fixed-rate run: its push side, its delivery side and how often the host stalled meanwhile. */
-    record LatencyRun(PushPhase.Outcome push, ConsumePhase.Outcome delivery, HostStalls.Outcome hostStalls) {
+    /**
+     * The fixed-rate run: its push side, its delivery side, how often the host stalled meanwhile, and
+     * each party's CPU per message delivered (at a low rate a message's cost is mostly hand-offs, not
+     * bytes, so it differs from the push phase's figure).
+     */
+    record LatencyRun(PushPhase.Outcome push, ConsumePhase.Outcome delivery, HostStalls.Outcome hostStalls,
+                      CpuMeter.PerMessage cpu) {
     }
 
     /** The round of the median push rate: its push, CPU and JIT figures go together. */
