@@ -29,7 +29,7 @@ final class ReportTable {
             row(sb, "delivery p99 ms " + at, results, r -> ms(r.latency().delivery().latencies().percentileMs(99)));
             row(sb, "host stalls >=" + HostStalls.STALL_MS + " ms: count/longest ms", results, r -> String.format(
                     "%,d/%.0f", r.latency().hostStalls().count(), r.latency().hostStalls().longestNanos() / 1e6));
-            row(sb, "CPU us/msg broker/PG/client " + at, results, r -> cpu(r.latency().cpu()));
+            row(sb, "CPU us/msg broker/PG/client " + at, results, r -> wholeCpu(r.latency().cpu()));
         }
         row(sb, "idle empty pop ms full/watermark", results, r -> String.format("%.2f/%.2f",
                 r.idlePop().fullScanMs(), r.idlePop().watermarkMs()));
@@ -94,6 +94,15 @@ final class ReportTable {
     /** "-" for a party not measured here. */
     private static String cpu(CpuMeter.PerMessage m) {
         return String.format("%s/%s/%s", micros(m.broker()), micros(m.postgres()), micros(m.client()));
+    }
+
+    /** Whole microseconds: hundreds a message at a low rate, where decimals would overflow the cell. */
+    private static String wholeCpu(CpuMeter.PerMessage m) {
+        return String.format("%s/%s/%s", wholeMicros(m.broker()), wholeMicros(m.postgres()), wholeMicros(m.client()));
+    }
+
+    private static String wholeMicros(double us) {
+        return Double.isNaN(us) ? "-" : String.format("%.0f", us);
     }
 
     private static String micros(double us) {
