@@ -7,7 +7,9 @@ import java.util.stream.Collectors;
 /** The closing table: one column per partition count, then the ratio between the first and last. */
 final class ReportTable {
     private static final String ROW = "%-42s";
-    private static final String CELL = "%16s";
+    // A space before every cell, so a value longer than the column (five rounds' ratios) still
+    // stands apart from its neighbour.
+    private static final String CELL = " %15s";
 
     private ReportTable() {
     }
