@@ -417,8 +417,8 @@ final class Scenario implements AutoCloseable {
     }
 
     /** Consumers long-poll while producers push {@code messages} at the latency rate. */
-    private FixedRateRun fixedRate(BrokerHttp http, String queue, long firstSeq, long messages,
-                                                String phase) throws InterruptedException {
+    private FixedRateRun fixedRate(BrokerHttp http, String queue, long firstSeq, long messages, String phase)
+            throws InterruptedException {
         int perRequest = options.latencyPushBatch();
         var plan = new PushPhase.Plan(queue, partitions, messages / perRequest, perRequest, firstSeq,
                 options.producers());

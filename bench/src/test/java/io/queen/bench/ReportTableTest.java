@@ -3,6 +3,7 @@ package io.queen.bench;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.stream.LongStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,7 +19,7 @@ class ReportTableTest {
         var latency = new ScenarioResult.LatencyRun(push, consume,
                 new HostStalls.Outcome(67, 17_400_000, 500_000_000, 30_000_000_000L), latencyCpu);
         // Five rounds whose pushes outran their ceilings: 3-digit ratios, the widest cell the table has.
-        var ceilings = java.util.stream.LongStream.of(2_100, 2_220, 2_160, 2_360, 2_060)
+        var ceilings = LongStream.of(2_100, 2_220, 2_160, 2_360, 2_060)
                 .mapToObj(ms -> new CeilingPhase.Outcome(MESSAGES, ms * 1_000_000L)).toList();
         return new ScenarioResult(partitions, List.of(round, round, round, round, round), ceilings,
                 latency, new IdlePopPhase.Outcome(0.78, 0.56), 878, new ScenarioResult.CpuUse(19, 8, 66),
