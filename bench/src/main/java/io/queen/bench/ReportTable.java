@@ -95,20 +95,25 @@ final class ReportTable {
 
     /** "-" for a party not measured here. */
     private static String cpu(CpuMeter.PerMessage m) {
-        return String.format("%s/%s/%s", micros(m.broker()), micros(m.postgres()), micros(m.client()));
+        return cpu(m, "%.1f");
     }
 
     /** Whole microseconds: hundreds a message at a low rate, where decimals would overflow the cell. */
     private static String wholeCpu(CpuMeter.PerMessage m) {
-        return String.format("%s/%s/%s", wholeMicros(m.broker()), wholeMicros(m.postgres()), wholeMicros(m.client()));
+        return cpu(m, "%.0f");
     }
 
-    private static String wholeMicros(double us) {
-        return Double.isNaN(us) ? "-" : String.format("%.0f", us);
+    private static String cpu(CpuMeter.PerMessage m, String format) {
+        return String.format("%s/%s/%s", micros(m.broker(), format), micros(m.postgres(), format),
+                micros(m.client(), format));
     }
 
     private static String micros(double us) {
-        return Double.isNaN(us) ? "-" : String.format("%.1f", us);
+        return micros(us, "%.1f");
+    }
+
+    private static String micros(double us, String format) {
+        return Double.isNaN(us) ? "-" : String.format(format, us);
     }
 
     private static String rate(double perSecond) {
