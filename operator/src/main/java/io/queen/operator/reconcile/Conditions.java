@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Standard {@code metav1.Condition} bookkeeping on a status' condition list: one entry per type,
@@ -19,6 +20,13 @@ public final class Conditions {
     public static final String BROKER_REACHABLE = "BrokerReachable";
     public static final String PAUSED = "Paused";
     public static final String PURGING = "Purging";
+    /** kstatus' abnormal-true pair: work is under way (Reconciling) or cannot go on without a change (Stalled). */
+    public static final String RECONCILING = "Reconciling";
+    public static final String STALLED = "Stalled";
+
+    /** Ready=False reasons no retry can fix: only a change of the spec, the Tenant or the broker will. */
+    private static final Set<String> STALLED_REASONS = Set.of("ConfigureRejected", "ChangeRefused", "InvalidTenantId",
+            "TenantInvalid", "TenantDeleted", "ReadBackMismatch", "DeleteRejected", "PurgeRejected");
 
     public static final String TRUE = "True";
     public static final String FALSE = "False";
@@ -51,6 +59,26 @@ public final class Conditions {
         } else {
             conditions.add(next);
         }
+    }
+
+    /**
+     * Derives Reconciling and Stalled from Ready, so that kstatus-based waiters (Flux, {@code helm
+     * --wait}, {@code kubectl wait}) settle: Ready=True is neither, a permanent refusal is Stalled, any
+     * other Ready=False is Reconciling (a retry or a recheck is due).
+     */
+    public static void summarize(List<Condition> conditions, Long observedGeneration, Instant now) {
+        Optional<Condition> ready = find(conditions, READY);
+        if (ready.isEmpty()) {
+            return;
+        }
+        boolean isReady = TRUE.equals(ready.get().getStatus());
+        boolean stalled = !isReady && STALLED_REASONS.contains(ready.get().getReason());
+        String reason = isReady ? "Reconciled" : ready.get().getReason();
+        set(conditions, STALLED, stalled, stalled ? reason : "NotStalled",
+                stalled ? ready.get().getMessage() : "nothing blocks reconciling", observedGeneration, now);
+        set(conditions, RECONCILING, !isReady && !stalled, reason,
+                isReady ? "the spec is applied" : stalled ? "waiting for a change of the spec" : ready.get().getMessage(),
+                observedGeneration, now);
     }
 
     public static void remove(List<Condition> conditions, String type) {

@@ -101,16 +101,24 @@ public final class QueueDecisions {
         DELETE_IF_EMPTY
     }
 
+    /** Whether deleting the resource must call the broker, and so needs a finalizer. */
+    public static boolean deletionNeedsTheBroker(Queue queue) {
+        return deletionPolicy(queue) != QueueDeletionPolicy.Retain;
+    }
+
     public static CleanupAction cleanupAction(Queue queue) {
         if (ReconcileTriggers.paused(queue)) {
             return CleanupAction.LET_GO_PAUSED;
         }
-        QueueDeletionPolicy policy = queue.getSpec() == null || queue.getSpec().getDeletionPolicy() == null
-                ? QueueDeletionPolicy.Retain : queue.getSpec().getDeletionPolicy();
-        return switch (policy) {
+        return switch (deletionPolicy(queue)) {
             case Retain -> CleanupAction.LET_GO_RETAIN;
             case Delete -> CleanupAction.DELETE;
             case DeleteIfEmpty -> CleanupAction.DELETE_IF_EMPTY;
         };
+    }
+
+    private static QueueDeletionPolicy deletionPolicy(Queue queue) {
+        return queue.getSpec() == null || queue.getSpec().getDeletionPolicy() == null
+                ? QueueDeletionPolicy.Retain : queue.getSpec().getDeletionPolicy();
     }
 }

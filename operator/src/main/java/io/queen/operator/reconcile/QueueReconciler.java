@@ -3,7 +3,6 @@ package io.queen.operator.reconcile;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
-import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
@@ -45,9 +44,11 @@ import java.util.stream.Collectors;
  * a 400 is a permanent Ready=False with the broker's message and is not retried until the next
  * resync or spec change. Deletion follows {@code spec.deletionPolicy} (see {@link #cleanup}).
  */
-@ControllerConfiguration(name = QueueReconciler.NAME, generationAwareEventProcessing = false)
-public class QueueReconciler implements Reconciler<Queue>, Cleaner<Queue> {
+@ControllerConfiguration(name = QueueReconciler.NAME, generationAwareEventProcessing = false,
+        triggerReconcilerOnAllEvents = true)
+public class QueueReconciler implements Reconciler<Queue> {
     public static final String NAME = "queue";
+    public static final String FINALIZER = "queues.queen.io/finalizer";
 
     private static final Logger LOG = LoggerFactory.getLogger(QueueReconciler.class);
     private static final String TENANT_INDEX = "queue-by-tenant";
@@ -84,6 +85,21 @@ public class QueueReconciler implements Reconciler<Queue>, Cleaner<Queue> {
 
     @Override
     public UpdateControl<Queue> reconcile(Queue queue, Context<Queue> context) {
+        if (context.isPrimaryResourceDeleted()) {
+            return UpdateControl.noUpdate();
+        }
+        if (queue.isMarkedForDeletion()) {
+            // Without our finalizer there is nothing to do: Kubernetes deletes the resource by itself.
+            return queue.hasFinalizer(FINALIZER) ? Finalizers.afterCleanup(context, FINALIZER, cleanup(queue, context))
+                    : UpdateControl.noUpdate();
+        }
+        if (!ReconcileTriggers.paused(queue)) {
+            queue = Finalizers.match(context, queue, FINALIZER, QueueDecisions.deletionNeedsTheBroker(queue));
+        }
+        return apply(queue);
+    }
+
+    private UpdateControl<Queue> apply(Queue queue) {
         QueueStatus status = copy(queue.getStatus());
         Instant now = clock.instant();
         Long generation = queue.getMetadata().getGeneration();
@@ -163,6 +179,7 @@ public class QueueReconciler implements Reconciler<Queue>, Cleaner<Queue> {
         } else {
             notReady(queue, status, "ReconcileFailed", String.valueOf(e.getMessage()), now);
         }
+        settle(queue, status);
         boolean lastAttempt = context.getRetryInfo().map(r -> r.isLastAttempt()).orElse(true);
         ErrorStatusUpdateControl<Queue> control = status.equals(queue.getStatus())
                 ? ErrorStatusUpdateControl.noStatusUpdate() : ErrorStatusUpdateControl.patchStatus(StatusWriter.statusOnly(queue, status, Queue::new));
@@ -177,8 +194,7 @@ public class QueueReconciler implements Reconciler<Queue>, Cleaner<Queue> {
      * until it has been unreachable for {@code brokerGiveUp}; then it is taken as uninstalled and the
      * resource is let go with a warning.
      */
-    @Override
-    public DeleteControl cleanup(Queue queue, Context<Queue> context) {
+    DeleteControl cleanup(Queue queue, Context<Queue> context) {
         QueueDecisions.CleanupAction action = QueueDecisions.cleanupAction(queue);
         QueueStatus status = copy(queue.getStatus());
         String queueName = status.getQueueName() != null ? status.getQueueName() : QueueDecisions.queueName(queue);
@@ -277,11 +293,20 @@ public class QueueReconciler implements Reconciler<Queue>, Cleaner<Queue> {
     }
 
     private void writeIfChanged(Queue queue, QueueStatus status) {
+        settle(queue, status);
         statusWriter.writeIfChanged(queue, status);
     }
 
-    private static UpdateControl<Queue> update(Queue queue, QueueStatus status) {
+    private UpdateControl<Queue> update(Queue queue, QueueStatus status) {
+        settle(queue, status);
         return StatusWriter.update(queue, status, Queue::new);
+    }
+
+    /** Every status write reports the generation it looked at, with Reconciling/Stalled derived from Ready. */
+    private void settle(Queue queue, QueueStatus status) {
+        Long generation = queue.getMetadata().getGeneration();
+        status.setObservedGeneration(generation);
+        Conditions.summarize(status.getConditions(), generation, clock.instant());
     }
 
     private static QueueStatus copy(QueueStatus status) {

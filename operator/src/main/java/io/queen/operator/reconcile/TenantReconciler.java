@@ -1,6 +1,5 @@
 package io.queen.operator.reconcile;
 
-import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
@@ -27,9 +26,11 @@ import java.util.ArrayList;
  * one bounded step per cleanup call, until the broker reports {@code done}. Progress is in
  * {@code status.purge}. Queues referencing a Tenant that is being deleted go Ready=False.
  */
-@ControllerConfiguration(name = TenantReconciler.NAME, generationAwareEventProcessing = false)
-public class TenantReconciler implements Reconciler<Tenant>, Cleaner<Tenant> {
+@ControllerConfiguration(name = TenantReconciler.NAME, generationAwareEventProcessing = false,
+        triggerReconcilerOnAllEvents = true)
+public class TenantReconciler implements Reconciler<Tenant> {
     public static final String NAME = "tenant";
+    public static final String FINALIZER = "tenants.queen.io/finalizer";
 
     private final BrokerClient broker;
     private final EventRecorder events;
@@ -48,6 +49,21 @@ public class TenantReconciler implements Reconciler<Tenant>, Cleaner<Tenant> {
 
     @Override
     public UpdateControl<Tenant> reconcile(Tenant tenant, Context<Tenant> context) {
+        if (context.isPrimaryResourceDeleted()) {
+            return UpdateControl.noUpdate();
+        }
+        if (tenant.isMarkedForDeletion()) {
+            // Without our finalizer there is nothing to do: Kubernetes deletes the resource by itself.
+            return tenant.hasFinalizer(FINALIZER) ? Finalizers.afterCleanup(context, FINALIZER, cleanup(tenant, context))
+                    : UpdateControl.noUpdate();
+        }
+        if (!ReconcileTriggers.paused(tenant)) {
+            tenant = Finalizers.match(context, tenant, FINALIZER, deletionPolicy(tenant) == TenantDeletionPolicy.Purge);
+        }
+        return resolve(tenant);
+    }
+
+    private UpdateControl<Tenant> resolve(Tenant tenant) {
         TenantStatus status = copy(tenant.getStatus());
         Instant now = clock.instant();
         Long generation = tenant.getMetadata().getGeneration();
@@ -83,11 +99,9 @@ public class TenantReconciler implements Reconciler<Tenant>, Cleaner<Tenant> {
      * status, rescheduled after {@code purgeStep} until the broker says done. An unreachable broker
      * is waited for up to {@code brokerGiveUp}, then the Tenant is let go with a warning.
      */
-    @Override
-    public DeleteControl cleanup(Tenant tenant, Context<Tenant> context) {
+    DeleteControl cleanup(Tenant tenant, Context<Tenant> context) {
         TenantStatus status = copy(tenant.getStatus());
-        TenantDeletionPolicy policy = tenant.getSpec() == null || tenant.getSpec().getDeletionPolicy() == null
-                ? TenantDeletionPolicy.Retain : tenant.getSpec().getDeletionPolicy();
+        TenantDeletionPolicy policy = deletionPolicy(tenant);
         if (ReconcileTriggers.paused(tenant) || policy == TenantDeletionPolicy.Retain) {
             events.normal(tenant, "Retained", "tenant data left on the broker"
                     + (ReconcileTriggers.paused(tenant) ? ": the resource is paused" : " (deletionPolicy Retain)"));
@@ -140,6 +154,11 @@ public class TenantReconciler implements Reconciler<Tenant>, Cleaner<Tenant> {
         }
     }
 
+    private static TenantDeletionPolicy deletionPolicy(Tenant tenant) {
+        return tenant.getSpec() == null || tenant.getSpec().getDeletionPolicy() == null
+                ? TenantDeletionPolicy.Retain : tenant.getSpec().getDeletionPolicy();
+    }
+
     private static PurgeProgress progress(PurgeProgress previous, TenantPurgeStep step) {
         PurgeProgress next = new PurgeProgress();
         next.setPhase(step.phase());
@@ -162,11 +181,20 @@ public class TenantReconciler implements Reconciler<Tenant>, Cleaner<Tenant> {
     }
 
     private void writeIfChanged(Tenant tenant, TenantStatus status) {
+        settle(tenant, status);
         statusWriter.writeIfChanged(tenant, status);
     }
 
-    private static UpdateControl<Tenant> update(Tenant tenant, TenantStatus status) {
+    private UpdateControl<Tenant> update(Tenant tenant, TenantStatus status) {
+        settle(tenant, status);
         return StatusWriter.update(tenant, status, Tenant::new);
+    }
+
+    /** Every status write reports the generation it looked at, with Reconciling/Stalled derived from Ready. */
+    private void settle(Tenant tenant, TenantStatus status) {
+        Long generation = tenant.getMetadata().getGeneration();
+        status.setObservedGeneration(generation);
+        Conditions.summarize(status.getConditions(), generation, clock.instant());
     }
 
     private static TenantStatus copy(TenantStatus status) {
