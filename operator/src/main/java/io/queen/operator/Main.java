@@ -31,7 +31,11 @@ public final class Main {
         new JvmMemoryMetrics().bindTo(metrics);
         new JvmThreadMetrics().bindTo(metrics);
         KubernetesClient client = new KubernetesClientBuilder().build();
-        QueenOperator operator = QueenOperator.create(client, settings, metrics, Clock.systemUTC());
+        QueenOperator operator = QueenOperator.create(client, settings, metrics, Clock.systemUTC(), () -> {
+            LOG.error("lost the leader Lease {}: exiting, to restart as a standby", settings.leaseName());
+            // From a thread of its own: the shutdown hooks stop the operator, which waits for this callback's thread.
+            new Thread(() -> System.exit(1), "queen-operator-exit").start();
+        });
         HealthServer http = HealthServer.start(settings.httpPort(), operator::alive, operator::ready, metrics);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             operator.close();

@@ -30,17 +30,26 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class QueenOperator implements AutoCloseable {
     private final Operator operator;
     private final AtomicBoolean leading;
+    private final AtomicBoolean closing;
     private final boolean leaderElection;
 
-    private QueenOperator(Operator operator, AtomicBoolean leading, boolean leaderElection) {
+    private QueenOperator(Operator operator, AtomicBoolean leading, AtomicBoolean closing, boolean leaderElection) {
         this.operator = operator;
         this.leading = leading;
+        this.closing = closing;
         this.leaderElection = leaderElection;
     }
 
-    /** Registers every controller; {@link #start()} begins reconciling (once leader, with leader election). */
-    public static QueenOperator create(KubernetesClient client, OperatorSettings settings, MeterRegistry metrics, Clock clock) {
+    /**
+     * Registers every controller; {@link #start()} begins reconciling (once leader, with leader
+     * election). {@code onLeadershipLost} runs when this replica loses its Lease while not being
+     * closed: its controllers must stop at once (another replica leads now), and Main exits the
+     * process so that Kubernetes restarts it as a standby.
+     */
+    public static QueenOperator create(KubernetesClient client, OperatorSettings settings, MeterRegistry metrics, Clock clock,
+                                       Runnable onLeadershipLost) {
         AtomicBoolean leading = new AtomicBoolean(!settings.leaderElection());
+        AtomicBoolean closing = new AtomicBoolean();
         Operator operator = new Operator(o -> {
             o.withKubernetesClient(client)
                     .withCloseClientOnStop(false)
@@ -53,8 +62,15 @@ public final class QueenOperator implements AutoCloseable {
                         settings.leaseNamespace(), LeaderElectionConfiguration.LEASE_DURATION_DEFAULT_VALUE,
                         LeaderElectionConfiguration.RENEW_DEADLINE_DEFAULT_VALUE,
                         LeaderElectionConfiguration.RETRY_PERIOD_DEFAULT_VALUE, null,
-                        new LeaderCallbacks(() -> leading.set(true), () -> leading.set(false), leader -> { }),
-                        true));
+                        new LeaderCallbacks(() -> leading.set(true), () -> {
+                            leading.set(false);
+                            if (!closing.get()) {
+                                onLeadershipLost.run();
+                            }
+                        }, leader -> { }),
+                        // Not JOSDK's own exit: it also fires when the operator is stopped, and
+                        // System.exit inside the shutdown hook that stops it would hang the JVM.
+                        false));
             }
         });
         BrokerClient broker = new BrokerClient(settings.brokerUrl(), settings.brokerTimeout());
@@ -84,7 +100,7 @@ public final class QueenOperator implements AutoCloseable {
             operator.register(new BrokerRolloutReconciler(executor, settings.rolloutPoll(),
                     settings.rolloutPoll().multipliedBy(6)), c -> watch(c, settings));
         }
-        return new QueenOperator(operator, leading, settings.leaderElection());
+        return new QueenOperator(operator, leading, closing, settings.leaderElection());
     }
 
     private static void watch(ControllerConfigurationOverrider<?> c, OperatorSettings settings) {
@@ -104,6 +120,11 @@ public final class QueenOperator implements AutoCloseable {
         return operator.getRuntimeInfo().isStarted();
     }
 
+    /** This replica holds the Lease (always true without leader election). */
+    public boolean leading() {
+        return leading.get();
+    }
+
     /** Started, and, on the leader, every informer is healthy; a standby replica is ready to take over. */
     public boolean ready() {
         if (!alive()) {
@@ -118,6 +139,7 @@ public final class QueenOperator implements AutoCloseable {
 
     @Override
     public void close() {
+        closing.set(true);
         operator.stop();
     }
 }

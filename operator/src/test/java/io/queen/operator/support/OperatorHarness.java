@@ -43,7 +43,7 @@ public final class OperatorHarness {
                                       Clock clock) {
         OperatorSettings settings = new OperatorSettings(brokerUrl, Duration.ofSeconds(5), Set.of(), false, false,
                 "queen-operator", null, 0, timings, rollout, Duration.ofSeconds(30), Duration.ofMillis(500));
-        QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), clock);
+        QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), clock, () -> { });
         operator.start();
         return operator;
     }
