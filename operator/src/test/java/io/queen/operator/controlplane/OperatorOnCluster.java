@@ -1,0 +1,78 @@
+package io.queen.operator.controlplane;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.operator.OperatorSettings;
+import io.queen.operator.QueenOperator;
+
+import java.net.URI;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The operator in the test JVM as the chart deploys it: the environment of the chart's operator
+ * Deployment (server-side apply and leader election on, as in production), a client that is the
+ * chart's operator ServiceAccount (impersonated, so only the chart's RBAC applies), and the
+ * broker at {@code brokerUrl}. Only intervals are shortened, through the same variables a user
+ * would set.
+ */
+public final class OperatorOnCluster implements AutoCloseable {
+    private final KubernetesClient client;
+    private final QueenOperator operator;
+    private final OperatorSettings settings;
+    private final AtomicBoolean lostLeadership;
+
+    private OperatorOnCluster(KubernetesClient client, QueenOperator operator, OperatorSettings settings,
+                              AtomicBoolean lostLeadership) {
+        this.client = client;
+        this.operator = operator;
+        this.settings = settings;
+        this.lostLeadership = lostLeadership;
+    }
+
+    /** Intervals short enough for tests (each a variable the chart or a user sets). */
+    public static Map<String, String> fastIntervals() {
+        Map<String, String> env = new HashMap<>();
+        env.put("RESYNC_INTERVAL", "2s");
+        env.put("RECHECK_INTERVAL", "500ms");
+        env.put("PURGE_STEP_INTERVAL", "100ms");
+        env.put("ROLL_POLL_INTERVAL", "500ms");
+        env.put("OPERATOR_HTTP_PORT", "0");
+        return env;
+    }
+
+    public static OperatorOnCluster start(ControlPlane plane, ChartRelease release, URI brokerUrl, Map<String, String> overrides) {
+        Map<String, String> env = new HashMap<>(fastIntervals());
+        env.put("QUEEN_BROKER_URL", brokerUrl.toString());
+        env.putAll(overrides);
+        OperatorSettings settings = OperatorSettings.from(release.operatorEnvironment(env));
+        KubernetesClient client = plane.clientAs(release.namespace(), release.operatorServiceAccount());
+        AtomicBoolean lost = new AtomicBoolean();
+        // Where Main exits the process, the test records the loss (a lost Lease fails the test that checks it).
+        QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), Clock.systemUTC(),
+                () -> lost.set(true));
+        operator.start();
+        return new OperatorOnCluster(client, operator, settings, lost);
+    }
+
+    public QueenOperator operator() {
+        return operator;
+    }
+
+    /** Whether this replica lost a Lease it held (Main would have exited). */
+    public boolean lostLeadership() {
+        return lostLeadership.get();
+    }
+
+    public OperatorSettings settings() {
+        return settings;
+    }
+
+    @Override
+    public void close() {
+        operator.close();
+        client.close();
+    }
+}
