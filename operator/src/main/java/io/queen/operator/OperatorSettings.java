@@ -17,6 +17,8 @@ import java.util.stream.Collectors;
  * @param watchNamespaces empty for all namespaces; otherwise the namespaces to watch
  * @param useSsa          server-side apply for primary resources; on in production, off only against
  *                        the fabric8 mock API server, which does not support it
+ * @param leaseIdentity   who holds the leader Lease: {@code LEADER_ELECTION_IDENTITY}, else the pod name
+ *                        ({@code HOSTNAME}); null lets JOSDK pick a random one. Two replicas must differ.
  */
 public record OperatorSettings(
         URI brokerUrl,
@@ -30,7 +32,8 @@ public record OperatorSettings(
         ReconcileTimings timings,
         boolean rolloutEnabled,
         Duration rolloutReadyTimeout,
-        Duration rolloutPoll) {
+        Duration rolloutPoll,
+        String leaseIdentity) {
 
     public static OperatorSettings fromEnvironment() {
         return from(System.getenv());
@@ -52,7 +55,8 @@ public record OperatorSettings(
                 blankToNull(env.get("LEADER_ELECTION_NAMESPACE")),
                 integer(env, "OPERATOR_HTTP_PORT", 8080, 0, 65535),
                 timings, bool(env, "ROLLOUT_ENABLED", true),
-                duration(env, "ROLL_READY_TIMEOUT", "5m"), duration(env, "ROLL_POLL_INTERVAL", "5s"));
+                duration(env, "ROLL_READY_TIMEOUT", "5m"), duration(env, "ROLL_POLL_INTERVAL", "5s"),
+                blankToNull(env.getOrDefault("LEADER_ELECTION_IDENTITY", env.get("HOSTNAME"))));
     }
 
     static Duration duration(Map<String, String> env, String name, String fallback) {

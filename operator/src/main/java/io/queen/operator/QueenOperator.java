@@ -61,7 +61,7 @@ public final class QueenOperator implements AutoCloseable {
                 o.withLeaderElectionConfiguration(new LeaderElectionConfiguration(settings.leaseName(),
                         settings.leaseNamespace(), LeaderElectionConfiguration.LEASE_DURATION_DEFAULT_VALUE,
                         LeaderElectionConfiguration.RENEW_DEADLINE_DEFAULT_VALUE,
-                        LeaderElectionConfiguration.RETRY_PERIOD_DEFAULT_VALUE, null,
+                        LeaderElectionConfiguration.RETRY_PERIOD_DEFAULT_VALUE, settings.leaseIdentity(),
                         new LeaderCallbacks(() -> leading.set(true), () -> {
                             leading.set(false);
                             if (!closing.get()) {

@@ -23,6 +23,7 @@ public final class OperatorOnCluster implements AutoCloseable {
     private final QueenOperator operator;
     private final OperatorSettings settings;
     private final AtomicBoolean lostLeadership;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private OperatorOnCluster(KubernetesClient client, QueenOperator operator, OperatorSettings settings,
                               AtomicBoolean lostLeadership) {
@@ -70,8 +71,12 @@ public final class OperatorOnCluster implements AutoCloseable {
         return settings;
     }
 
+    /** Stops this replica (as a pod being deleted would); closing twice is harmless. */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         operator.close();
         client.close();
     }

@@ -42,7 +42,7 @@ public final class OperatorHarness {
     public static QueenOperator start(KubernetesClient client, URI brokerUrl, ReconcileTimings timings, boolean rollout,
                                       Clock clock) {
         OperatorSettings settings = new OperatorSettings(brokerUrl, Duration.ofSeconds(5), Set.of(), false, false,
-                "queen-operator", null, 0, timings, rollout, Duration.ofSeconds(30), Duration.ofMillis(500));
+                "queen-operator", null, 0, timings, rollout, Duration.ofSeconds(30), Duration.ofMillis(500), null);
         QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), clock, () -> { });
         operator.start();
         return operator;
