@@ -1,13 +1,16 @@
 package io.queen.operator.rollout;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.queen.operator.EventRecorder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -42,6 +44,7 @@ public class RolloutExecutor {
     public static final String REVISION_LABEL = "controller-revision-hash";
 
     private static final Logger LOG = LoggerFactory.getLogger(RolloutExecutor.class);
+    private static final ObjectMapper PATCH_JSON = new ObjectMapper();
 
     private final KubernetesClient client;
     private final EventRecorder events;
@@ -158,15 +161,9 @@ public class RolloutExecutor {
         String name = sts.getMetadata().getName();
         switch (step) {
             case RolloutStep.RequestRestart restart -> {
-                editStatefulSet(sts, s -> {
-                    var template = s.getSpec().getTemplate();
-                    if (template.getMetadata() == null) {
-                        template.setMetadata(new ObjectMeta());
-                    }
-                    template.getMetadata().setAnnotations(with(template.getMetadata().getAnnotations(),
-                            RESTART_ANNOTATION, restart.requestedAt()));
-                    return s;
-                });
+                // A new template revision, exactly like `kubectl rollout restart`.
+                patch(sts, Map.of("spec", Map.of("template", Map.of("metadata", Map.of("annotations",
+                        Map.of(RESTART_ANNOTATION, restart.requestedAt()))))));
                 events.normal(sts, "RestartRequested", "restart requested at " + restart.requestedAt()
                         + ": every broker is replaced, one at a time");
             }
@@ -187,11 +184,7 @@ public class RolloutExecutor {
                 }
             }
             case RolloutStep.RecordSchemaApplied applied -> {
-                editStatefulSet(sts, s -> {
-                    s.getMetadata().setAnnotations(with(s.getMetadata().getAnnotations(), SCHEMA_APPLIED_ANNOTATION,
-                            applied.schemaKey()));
-                    return s;
-                });
+                annotate(sts, Map.of(SCHEMA_APPLIED_ANNOTATION, applied.schemaKey()));
                 events.normal(sts, "SchemaApplied", "schema of " + applied.schemaKey() + " applied");
             }
             case RolloutStep.DeletePod delete -> {
@@ -199,12 +192,8 @@ public class RolloutExecutor {
                 // the planner waits out (never two down); the reverse would wait for a pod never deleted.
                 client.pods().inNamespace(namespace).withName(delete.pod()).delete();
                 InFlight inFlight = new InFlight(delete.pod(), sts.getStatus().getUpdateRevision(), clock.instant());
-                editStatefulSet(sts, s -> {
-                    Map<String, String> a = with(s.getMetadata().getAnnotations(), IN_FLIGHT_ANNOTATION, inFlight.encode());
-                    a.put(STATE_ANNOTATION, "in-progress " + sts.getStatus().getUpdateRevision());
-                    s.getMetadata().setAnnotations(a);
-                    return s;
-                });
+                annotate(sts, Map.of(IN_FLIGHT_ANNOTATION, inFlight.encode(),
+                        STATE_ANNOTATION, "in-progress " + sts.getStatus().getUpdateRevision()));
                 events.normal(sts, "PodRestarted", "deleted " + delete.pod() + ": " + delete.reason());
                 LOG.info("{}/{}: deleted pod {} ({})", namespace, name, delete.pod(), delete.reason());
             }
@@ -226,12 +215,10 @@ public class RolloutExecutor {
                 Map<String, String> current = annotations(sts.getMetadata().getAnnotations());
                 if (!value.equals(current.get(STATE_ANNOTATION)) || current.containsKey(IN_FLIGHT_ANNOTATION)) {
                     boolean rolled = current.containsKey(IN_FLIGHT_ANNOTATION);
-                    editStatefulSet(sts, s -> {
-                        Map<String, String> a = with(s.getMetadata().getAnnotations(), STATE_ANNOTATION, value);
-                        a.remove(IN_FLIGHT_ANNOTATION);
-                        s.getMetadata().setAnnotations(a);
-                        return s;
-                    });
+                    Map<String, String> done = new HashMap<>();
+                    done.put(STATE_ANNOTATION, value);
+                    done.put(IN_FLIGHT_ANNOTATION, null);
+                    annotate(sts, done);
                     if (rolled) {
                         events.normal(sts, "RolloutComplete", "every broker runs revision " + complete.revision());
                     }
@@ -245,22 +232,32 @@ public class RolloutExecutor {
         if (Objects.equals(value, annotations(sts.getMetadata().getAnnotations()).get(STATE_ANNOTATION))) {
             return false;
         }
-        editStatefulSet(sts, s -> {
-            s.getMetadata().setAnnotations(with(s.getMetadata().getAnnotations(), STATE_ANNOTATION, value));
-            return s;
-        });
+        annotate(sts, Map.of(STATE_ANNOTATION, value));
         return true;
     }
 
-    private void editStatefulSet(StatefulSet sts, UnaryOperator<StatefulSet> change) {
-        client.apps().statefulSets().inNamespace(sts.getMetadata().getNamespace()).withName(sts.getMetadata().getName())
-                .edit(change);
+    /** Sets (a null value removes) StatefulSet annotations; see {@link #patch}. */
+    private void annotate(StatefulSet sts, Map<String, String> annotations) {
+        patch(sts, Map.of("metadata", Map.of("annotations", annotations)));
     }
 
-    private static Map<String, String> with(Map<String, String> map, String key, String value) {
-        Map<String, String> copy = new HashMap<>(map == null ? Map.of() : map);
-        copy.put(key, value);
-        return copy;
+    /**
+     * A JSON merge patch without resourceVersion: the StatefulSet controller writes the status all
+     * the time, so an optimistic-lock edit conflicts on a real cluster, and a pod deleted but not
+     * recorded would be the result. The operator alone writes these annotations.
+     */
+    private void patch(StatefulSet sts, Map<String, Object> change) {
+        client.apps().statefulSets().inNamespace(sts.getMetadata().getNamespace()).withName(sts.getMetadata().getName())
+                .patch(PatchContext.of(PatchType.JSON_MERGE), mergePatch(change));
+    }
+
+    /** A plain mapper: a null must reach the patch (it removes the key), whatever the client's mapper omits. */
+    private static String mergePatch(Map<String, Object> change) {
+        try {
+            return PATCH_JSON.writeValueAsString(change);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static Map<String, String> annotations(Map<String, String> map) {
