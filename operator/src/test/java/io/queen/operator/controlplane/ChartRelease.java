@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -129,12 +128,12 @@ public final class ChartRelease {
     }
 
     /** Deletes what {@link #install} created but the CRDs and namespace (as {@code helm uninstall} does under crds.keep). */
-    public void uninstall(KubernetesClient admin, Duration patience) {
+    public void uninstall(KubernetesClient admin) {
         for (HasMetadata object : objects) {
             if (object instanceof CustomResourceDefinition || object instanceof Deployment) {
                 continue;
             }
-            admin.resource(object).withTimeout(patience.toMillis(), TimeUnit.MILLISECONDS).delete();
+            admin.resource(object).delete();
         }
     }
 }

@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The operator in the test JVM as the chart deploys it: the environment of the chart's operator
@@ -51,9 +52,13 @@ public final class OperatorOnCluster implements AutoCloseable {
         OperatorSettings settings = OperatorSettings.from(release.operatorEnvironment(env));
         KubernetesClient client = plane.clientAs(release.namespace(), release.operatorServiceAccount());
         AtomicBoolean lost = new AtomicBoolean();
-        // Where Main exits the process, the test records the loss (a lost Lease fails the test that checks it).
-        QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), Clock.systemUTC(),
-                () -> lost.set(true));
+        AtomicReference<QueenOperator> started = new AtomicReference<>();
+        // Where Main exits the process, the test records the loss and stops this replica's controllers.
+        QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), Clock.systemUTC(), () -> {
+            lost.set(true);
+            new Thread(() -> started.get().close(), "lost-lease-stop").start();
+        });
+        started.set(operator);
         operator.start();
         return new OperatorOnCluster(client, operator, settings, lost);
     }
