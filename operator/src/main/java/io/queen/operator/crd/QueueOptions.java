@@ -16,21 +16,26 @@ import io.fabric8.generator.annotation.Pattern;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class QueueOptions {
     @JsonPropertyDescription("Seconds a popped message stays leased before redelivery (broker default 300).")
+    @Min(0)
     private Integer leaseTime;
 
     @JsonPropertyDescription("Failed acks allowed per partition and consumer group before the message goes to the DLQ (default 3).")
+    @Min(0)
     private Integer retryLimit;
 
     @JsonPropertyDescription("Milliseconds between retries (default 1000).")
+    @Min(0)
     private Integer retryDelay;
 
     @JsonPropertyDescription("Queue priority for namespace/task pops (default 0).")
     private Integer priority;
 
     @JsonPropertyDescription("Maximum queue size, 0 for unbounded (default 0).")
+    @Min(0)
     private Integer maxSize;
 
     @JsonPropertyDescription("Message time to live in seconds (default 3600).")
+    @Min(0)
     private Integer ttl;
 
     @JsonPropertyDescription("Keep failed messages in the dead-letter queue (default true).")
@@ -40,21 +45,26 @@ public class QueueOptions {
     private Boolean dlqAfterMaxRetries;
 
     @JsonPropertyDescription("Seconds a message waits before it can be delivered (default 0).")
+    @Min(0)
     private Integer delayedProcessing;
 
     @JsonPropertyDescription("Seconds a partition must be quiet before it delivers (default 0).")
+    @Min(0)
     private Integer windowBuffer;
 
     @JsonPropertyDescription("Apply retentionSeconds and completedRetentionSeconds (default false).")
     private Boolean retentionEnabled;
 
     @JsonPropertyDescription("Delete segments older than this, when retention is enabled (default 0).")
+    @Min(0)
     private Integer retentionSeconds;
 
     @JsonPropertyDescription("Delete segments every group consumed, this long after (default 0).")
+    @Min(0)
     private Integer completedRetentionSeconds;
 
     @JsonPropertyDescription("Evict messages older than this for every group, leases included; 0 is off (default 0).")
+    @Min(0)
     private Integer maxWaitTimeSeconds;
 
     @JsonPropertyDescription("Encrypt payloads at rest with the broker's key (default false).")
