@@ -67,7 +67,10 @@ class ChartCrdsTest {
         for (CustomResourceDefinition crd : rendered) {
             assertEquals("keep", crd.getMetadata().getAnnotations().get("helm.sh/resource-policy"),
                     crd.getMetadata().getName() + " would be deleted with the release, and every resource of its kind with it");
+            assertEquals("Prune=false,Delete=false", crd.getMetadata().getAnnotations().get("argocd.argoproj.io/sync-options"),
+                    crd.getMetadata().getName() + " would be pruned by Argo CD, which ignores Helm's keep policy");
             crd.getMetadata().getAnnotations().remove("helm.sh/resource-policy");
+            crd.getMetadata().getAnnotations().remove("argocd.argoproj.io/sync-options");
             if (crd.getMetadata().getAnnotations().isEmpty()) {
                 crd.getMetadata().setAnnotations(null);
             }
