@@ -35,6 +35,7 @@ public final class SchemaJobs {
     public static final String OWNER_SECRET_ANNOTATION = "queen.io/schema-owner-secret";
     public static final String SCHEMA_KEY_LABEL = "queen.io/schema-key-hash";
 
+    private static final int MAX_NAME = 63;
     private static final Set<String> CREDENTIAL_VARIABLES = Set.of("PG_USER", "PG_PASSWORD");
 
     private SchemaJobs() {
@@ -45,8 +46,16 @@ public final class SchemaJobs {
         return brokerContainer(sts.getSpec().getTemplate().getSpec()).map(Container::getImage);
     }
 
+    /**
+     * {@code <statefulset>-schema-<hash>}, at most 63 characters: the Job controller copies the name
+     * into the {@code job-name} label of its pods, and a label value may not be longer. The
+     * StatefulSet part is cut to fit (a StatefulSet name may itself have 63).
+     */
     public static String jobName(String statefulSet, String schemaKey) {
-        return statefulSet + "-schema-" + shortHash(schemaKey);
+        String suffix = "-schema-" + shortHash(schemaKey);
+        String prefix = statefulSet.length() + suffix.length() <= MAX_NAME ? statefulSet
+                : statefulSet.substring(0, MAX_NAME - suffix.length()).replaceAll("[-.]+$", "");
+        return prefix + suffix;
     }
 
     public static Job build(StatefulSet sts, String schemaKey) {
