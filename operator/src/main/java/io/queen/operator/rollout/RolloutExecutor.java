@@ -64,6 +64,13 @@ public class RolloutExecutor {
         if (sts == null) {
             return Optional.empty();
         }
+        Long generation = sts.getMetadata().getGeneration();
+        Long observed = sts.getStatus() == null ? null : sts.getStatus().getObservedGeneration();
+        if (generation != null && (observed == null || observed < generation)) {
+            // Until the StatefulSet controller has seen the template, updateRevision is the old one,
+            // and every pod would look up to date: a roll would be read as complete.
+            return Optional.of(new RolloutStep.Wait("the StatefulSet controller has not observed generation " + generation));
+        }
         RolloutState state = observe(sts);
         if (state.updateRevision() == null) {
             // The StatefulSet controller has not processed the template yet.
@@ -109,10 +116,13 @@ public class RolloutExecutor {
     private PodState podState(Pod pod, int ordinal, Instant now) {
         boolean ready = conditionTrue(pod, "Ready");
         Instant created = parse(pod.getMetadata().getCreationTimestamp()).orElse(now);
+        // Unready since when: the Ready condition's last transition (a pod Ready for days that just
+        // turned unready is not "unready too long"); its creation when the kubelet has not said yet.
+        Instant unreadySince = readyCondition(pod).flatMap(c -> parse(c.getLastTransitionTime())).orElse(created);
         PodState.Stuck stuck = PodState.Stuck.NO;
         if (!ready) {
             stuck = stuckReason(pod);
-            if (stuck == PodState.Stuck.NO && !now.isBefore(created.plus(readyTimeout))) {
+            if (stuck == PodState.Stuck.NO && !now.isBefore(unreadySince.plus(readyTimeout))) {
                 stuck = PodState.Stuck.UNREADY_TOO_LONG;
             }
         }
@@ -262,6 +272,11 @@ public class RolloutExecutor {
 
     private static Map<String, String> annotations(Map<String, String> map) {
         return map == null ? Map.of() : map;
+    }
+
+    private static Optional<PodCondition> readyCondition(Pod pod) {
+        return pod.getStatus() == null || pod.getStatus().getConditions() == null ? Optional.empty()
+                : pod.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType())).findFirst();
     }
 
     private static boolean conditionTrue(Pod pod, String type) {

@@ -72,9 +72,11 @@ public final class FakeClusterControllers {
     private StatefulSet statefulSetController() {
         StatefulSet sts = client.apps().statefulSets().inNamespace(namespace).withName(statefulSet).get();
         String revision = revisionOf(sts);
-        if (sts.getStatus() == null || !revision.equals(sts.getStatus().getUpdateRevision())) {
+        if (sts.getStatus() == null || !revision.equals(sts.getStatus().getUpdateRevision())
+                || !java.util.Objects.equals(sts.getMetadata().getGeneration(), sts.getStatus().getObservedGeneration())) {
             StatefulSetStatus status = sts.getStatus() == null ? new StatefulSetStatus() : sts.getStatus();
             status.setUpdateRevision(revision);
+            status.setObservedGeneration(sts.getMetadata().getGeneration());
             status.setReplicas(sts.getSpec().getReplicas());
             sts.setStatus(status);
             sts = client.apps().statefulSets().inNamespace(namespace).resource(sts).updateStatus();
