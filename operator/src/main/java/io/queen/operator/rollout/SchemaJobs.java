@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
@@ -36,7 +37,9 @@ public final class SchemaJobs {
     public static final String SCHEMA_KEY_LABEL = "queen.io/schema-key-hash";
 
     private static final int MAX_NAME = 63;
-    private static final Set<String> CREDENTIAL_VARIABLES = Set.of("PG_USER", "PG_PASSWORD");
+    /** The broker's runtime credentials (the owner Secret replaces them), the key it never needs, and the switch it sets itself. */
+    private static final Set<String> NOT_FOR_THE_JOB = Set.of("PG_USER", "PG_PASSWORD", "QUEEN_ENCRYPTION_KEY",
+            "QUEEN_APPLY_SCHEMA");
 
     private SchemaJobs() {
     }
@@ -64,8 +67,7 @@ public final class SchemaJobs {
                 () -> new IllegalStateException("StatefulSet " + sts.getMetadata().getName() + " has no container"));
         List<EnvVar> env = new ArrayList<>();
         if (broker.getEnv() != null) {
-            broker.getEnv().stream().filter(v -> !CREDENTIAL_VARIABLES.contains(v.getName())
-                    && !"QUEEN_APPLY_SCHEMA".equals(v.getName())).forEach(env::add);
+            broker.getEnv().stream().filter(v -> !NOT_FOR_THE_JOB.contains(v.getName())).forEach(env::add);
         }
         env.add(new EnvVarBuilder().withName("QUEEN_APPLY_SCHEMA").withValue("1").build());
         var envFrom = new ArrayList<>(broker.getEnvFrom() == null ? List.of() : broker.getEnvFrom());
@@ -84,6 +86,8 @@ public final class SchemaJobs {
                 .withEnvFrom(envFrom)
                 .withSecurityContext(broker.getSecurityContext())
                 .withResources(broker.getResources())
+                // The broker image runs with a read-only root filesystem; the JVM still wants a /tmp.
+                .addNewVolumeMount().withName("tmp").withMountPath("/tmp").endVolumeMount()
                 .build();
         String name = jobName(sts.getMetadata().getName(), schemaKey);
         return new JobBuilder()
@@ -109,6 +113,13 @@ public final class SchemaJobs {
                             .withServiceAccountName(template.getServiceAccountName())
                             .withImagePullSecrets(template.getImagePullSecrets())
                             .withSecurityContext(template.getSecurityContext())
+                            // Where the brokers may run, the Job may too (dedicated nodes, taints, priority).
+                            .withNodeSelector(template.getNodeSelector())
+                            .withTolerations(template.getTolerations())
+                            .withAffinity(template.getAffinity())
+                            .withPriorityClassName(template.getPriorityClassName())
+                            .addNewVolume().withName("tmp").withNewEmptyDir().withSizeLimit(new Quantity("64Mi"))
+                                .endEmptyDir().endVolume()
                             .withContainers(container)
                         .endSpec()
                     .endTemplate()

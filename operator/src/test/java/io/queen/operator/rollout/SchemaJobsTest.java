@@ -1,5 +1,8 @@
 package io.queen.operator.rollout;
 
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,5 +29,27 @@ class SchemaJobsTest {
     @Test
     void aShortNameIsKept() {
         assertTrue(SchemaJobs.jobName("queen-broker", "img").startsWith("queen-broker-schema-"));
+    }
+
+    @Test
+    void theJobRunsWhereTheBrokersRunWithAWritableTmpAndWithoutTheEncryptionKey() {
+        StatefulSet sts = new StatefulSetBuilder().withNewMetadata().withName("queen-broker").withNamespace("q").withUid("u")
+                .endMetadata().withNewSpec().withNewTemplate().withNewSpec()
+                .addToNodeSelector("pool", "brokers").addNewToleration().withKey("dedicated").withValue("queen")
+                .withEffect("NoSchedule").endToleration().withPriorityClassName("queen-high")
+                .addNewContainer().withName("broker").withImage("queen-broker:2")
+                .addNewEnv().withName("QUEEN_ENCRYPTION_KEY").withValue("00").endEnv()
+                .addNewEnv().withName("PG_USER").withValue("runtime").endEnv()
+                .addNewEnv().withName("PG_HOST").withValue("db").endEnv().endContainer()
+                .endSpec().endTemplate().endSpec().build();
+        PodSpec pod = SchemaJobs.build(sts, "queen-broker:2").getSpec().getTemplate().getSpec();
+        assertEquals("brokers", pod.getNodeSelector().get("pool"));
+        assertEquals("dedicated", pod.getTolerations().getFirst().getKey());
+        assertEquals("queen-high", pod.getPriorityClassName());
+        assertTrue(pod.getContainers().getFirst().getVolumeMounts().stream().anyMatch(m -> "/tmp".equals(m.getMountPath())));
+        assertTrue(pod.getVolumes().stream().anyMatch(v -> v.getEmptyDir() != null));
+        var names = pod.getContainers().getFirst().getEnv().stream().map(e -> e.getName()).toList();
+        assertTrue(names.contains("PG_HOST"), names.toString());
+        assertTrue(!names.contains("QUEEN_ENCRYPTION_KEY") && !names.contains("PG_USER"), names.toString());
     }
 }
