@@ -76,10 +76,11 @@ class OperatorRbacTest {
             .flatMap(List::stream).toList();
 
     /**
-     * Leader election, in the release namespace only: JOSDK LeaderElectionManager (fabric8 LeaseLock reads,
-     * creates and replaces the Lease; checkLeaseAccess refuses to start without exactly these verbs).
+     * Leader election, in the release namespace only: fabric8's LeaseLock reads and creates the Lease and
+     * renews or takes it over with PATCH; JOSDK's checkLeaseAccess refuses to start without get, create
+     * and update.
      */
-    static final List<ApiCall> LEASE_CALLS = calls("coordination.k8s.io", "leases", "get", "create", "update");
+    static final List<ApiCall> LEASE_CALLS = calls("coordination.k8s.io", "leases", "get", "create", "update", "patch");
 
     @ParameterizedTest
     @EnumSource(ValueSet.class)
