@@ -88,9 +88,11 @@ app.kubernetes.io/component: operator
 {{- end -}}
 
 {{/*
-Every Kubernetes API call the operator makes, as RBAC rules (least privilege). Derived from
-operator/src; charts/src/test/.../OperatorRbacTest keeps the table of calls and their sources.
-Leases are not here: they live in a Role in the release namespace only.
+Every Kubernetes API call the operator makes, as RBAC rules (least privilege), in two sets. Derived
+from operator/src; charts/src/test/.../OperatorRbacTest keeps the table of calls and their sources.
+queen.operatorRules: Queues, Tenants and their Events, in every watched namespace.
+queen.operatorRolloutRules: broker rollouts, in the release namespace only (where the brokers run),
+even when the operator watches Queues cluster-wide. Leases live in a Role of their own there.
 */}}
 {{- define "queen.operatorRules" -}}
 - apiGroups: ["queen.io"]
@@ -99,12 +101,22 @@ Leases are not here: they live in a Role in the release namespace only.
 - apiGroups: ["queen.io"]
   resources: ["queues/status", "tenants/status"]
   verbs: ["patch"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
+{{- end -}}
+
+{{- define "queen.operatorRolloutRules" -}}
 - apiGroups: ["apps"]
   resources: ["statefulsets"]
   verbs: ["get", "list", "watch", "patch"]
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["list", "watch", "delete"]
+  verbs: ["list", "watch"]
+# Brokers are replaced through the eviction API, which honours their PodDisruptionBudget.
+- apiGroups: [""]
+  resources: ["pods/eviction"]
+  verbs: ["create"]
 - apiGroups: ["batch"]
   resources: ["jobs"]
   verbs: ["get", "list", "watch", "create"]

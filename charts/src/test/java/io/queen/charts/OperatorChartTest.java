@@ -25,7 +25,8 @@ class OperatorChartTest {
     private static final Set<String> OPERATOR_SETTINGS = Set.of("QUEEN_BROKER_URL", "QUEEN_BROKER_TIMEOUT",
             "WATCH_NAMESPACES", "USE_SSA", "LEADER_ELECTION", "LEADER_ELECTION_LEASE_NAME", "LEADER_ELECTION_NAMESPACE",
             "OPERATOR_HTTP_PORT", "RECHECK_INTERVAL", "PURGE_STEP_INTERVAL", "BROKER_GIVE_UP_AFTER", "RESYNC_INTERVAL",
-            "ROLLOUT_ENABLED", "ROLL_READY_TIMEOUT", "ROLL_POLL_INTERVAL");
+            "ROLLOUT_ENABLED", "ROLL_READY_TIMEOUT", "ROLL_POLL_INTERVAL", "ROLLOUT_NAMESPACE", "ROLLOUT_EVICT_PODS",
+            "LEADER_ELECTION_IDENTITY");
 
     @ParameterizedTest
     @EnumSource(ValueSet.class)
@@ -45,6 +46,12 @@ class OperatorChartTest {
                 .filter(name -> !OPERATOR_SETTINGS.contains(name)).collect(Collectors.toCollection(TreeSet::new));
         assertTrue(unknown.isEmpty(), "not read by OperatorSettings: " + unknown);
         assertTrue(operator.getEnvFrom() == null || operator.getEnvFrom().isEmpty(), "the operator mounts no Secret");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void brokerRolloutsAreConfinedToTheReleaseNamespace(ValueSet valueSet) {
+        assertEquals(RenderedChart.NAMESPACE, env(operator(RenderedChart.of(valueSet)), "ROLLOUT_NAMESPACE"));
     }
 
     @Test

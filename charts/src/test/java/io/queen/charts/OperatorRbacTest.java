@@ -47,31 +47,37 @@ class OperatorRbacTest {
     static final List<ApiCall> CALLS_IN_WATCHED_NAMESPACES = Stream.of(
             // Informer of the Queue controller (QueueReconciler, registered in QueenOperator.create).
             calls("queen.io", "queues", "list", "watch"),
-            // JOSDK ReconciliationDispatcher adds and removes the Queue finalizer (QueueReconciler is a Cleaner)
-            // with a patch (server-side apply, or JSON patch when USE_SSA=false) and re-reads the Queue on a conflict.
+            // Finalizers.match/afterCleanup (JOSDK PrimaryUpdateAndCacheUtils) add and remove the Queue finalizer
+            // with a JSON patch and re-read the Queue on a conflict.
             calls("queen.io", "queues", "patch", "get"),
             // UpdateControl/ErrorStatusUpdateControl.patchStatus in QueueReconciler; StatusWriter.patchStatus in cleanup.
             calls("queen.io", "queues/status", "patch"),
             // Informers of the Tenant controller (TenantReconciler) and of QueueReconciler.prepareEventSources.
             calls("queen.io", "tenants", "list", "watch"),
-            // The Tenant finalizer (TenantReconciler is a Cleaner), as for Queues.
+            // The Tenant finalizer, as for Queues.
             calls("queen.io", "tenants", "patch", "get"),
             // UpdateControl.patchStatus in TenantReconciler; StatusWriter.patchStatus during the purge.
             calls("queen.io", "tenants/status", "patch"),
+            // EventRecorder.record: core/v1 Events about Queues and Tenants.
+            calls("", "events", "create"))
+            .flatMap(List::stream).toList();
+
+    /** Calls of the broker rollout, made in the release namespace only (ROLLOUT_NAMESPACE). */
+    static final List<ApiCall> ROLLOUT_CALLS = Stream.of(
             // Informer of BrokerRolloutReconciler (label-selected broker StatefulSets).
             calls("apps", "statefulsets", "list", "watch"),
-            // RolloutExecutor.reconcile reads the StatefulSet; RolloutExecutor.editStatefulSet (fabric8 edit = get + patch)
+            // RolloutExecutor.reconcile reads the StatefulSet; RolloutExecutor.patch (a JSON merge patch)
             // writes the rollout annotations and the restart annotation of the pod template.
             calls("apps", "statefulsets", "get", "patch"),
             // Pod informer of BrokerRolloutReconciler.prepareEventSources; RolloutExecutor.observe lists the pods.
             calls("", "pods", "list", "watch"),
-            // RolloutExecutor.apply, RolloutStep.DeletePod: one broker pod at a time.
-            calls("", "pods", "delete"),
+            // RolloutExecutor.apply, RolloutStep.DeletePod: one broker pod at a time, evicted (the PDB applies).
+            calls("", "pods/eviction", "create"),
             // Job informer of BrokerRolloutReconciler.prepareEventSources; RolloutExecutor.observe reads the schema Job.
             calls("batch", "jobs", "list", "watch", "get"),
             // RolloutExecutor.apply, RolloutStep.RunSchemaJob (the Job SchemaJobs.build describes).
             calls("batch", "jobs", "create"),
-            // EventRecorder.record: core/v1 Events about Queues, Tenants and StatefulSets.
+            // EventRecorder.record: Events about the broker StatefulSet.
             calls("", "events", "create"))
             .flatMap(List::stream).toList();
 
@@ -91,6 +97,10 @@ class OperatorRbacTest {
                 assertTrue(rbac.allows(namespace, call, null), valueSet + ": " + call + " is not granted in " + namespace);
             }
         }
+        for (ApiCall call : ROLLOUT_CALLS) {
+            assertTrue(rbac.allows(RenderedChart.NAMESPACE, call, null), valueSet + ": " + call + " is not granted in "
+                    + RenderedChart.NAMESPACE);
+        }
         for (ApiCall call : LEASE_CALLS) {
             assertTrue(rbac.allows(RenderedChart.NAMESPACE, call, rbac.leaseName()), valueSet + ": " + call
                     + " on Lease " + rbac.leaseName() + " is not granted in " + RenderedChart.NAMESPACE);
@@ -99,9 +109,26 @@ class OperatorRbacTest {
 
     @ParameterizedTest
     @EnumSource(ValueSet.class)
+    void rolloutRightsExistOnlyInTheReleaseNamespace(ValueSet valueSet) {
+        Rbac rbac = Rbac.of(RenderedChart.of(valueSet));
+        Set<String> elsewhere = new HashSet<>(rbac.watchedNamespaces());
+        elsewhere.add("some-application-namespace");
+        elsewhere.remove(RenderedChart.NAMESPACE);
+        for (String namespace : elsewhere) {
+            for (ApiCall call : ROLLOUT_CALLS) {
+                if (!"events".equals(call.resource())) {
+                    assertFalse(rbac.allows(namespace, call, null), valueSet + ": " + call + " is granted in " + namespace);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
     void nothingIsGrantedThatTheOperatorDoesNotCall(ValueSet valueSet) {
         Rbac rbac = Rbac.of(RenderedChart.of(valueSet));
         Set<ApiCall> needed = new HashSet<>(CALLS_IN_WATCHED_NAMESPACES);
+        needed.addAll(ROLLOUT_CALLS);
         needed.addAll(LEASE_CALLS);
         Set<String> extra = new TreeSet<>();
         for (PolicyRule rule : rbac.allRules()) {
@@ -127,7 +154,7 @@ class OperatorRbacTest {
     void rolesExistOnlyInWatchedNamespacesAndLeasesOnlyInTheReleaseNamespace(ValueSet valueSet) {
         Rbac rbac = Rbac.of(RenderedChart.of(valueSet));
         if (rbac.clusterWide()) {
-            assertEquals(Set.of(RenderedChart.NAMESPACE), rbac.roleNamespaces(), "only the Lease Role is namespaced");
+            assertEquals(Set.of(RenderedChart.NAMESPACE), rbac.roleNamespaces(), "only the rollout and Lease Roles are namespaced");
         } else {
             assertEquals(rbac.watchedNamespaces(), rbac.roleNamespaces());
         }

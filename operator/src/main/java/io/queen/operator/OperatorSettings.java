@@ -17,6 +17,10 @@ import java.util.stream.Collectors;
  * @param watchNamespaces empty for all namespaces; otherwise the namespaces to watch
  * @param useSsa          server-side apply for primary resources; on in production, off only against
  *                        the fabric8 mock API server, which does not support it
+ * @param evictPods       replace brokers through the eviction API (the PodDisruptionBudget applies); on in
+ *                        production, off only against the fabric8 mock API server, which has no eviction
+ * @param rolloutNamespace where broker StatefulSets are rolled ({@code ROLLOUT_NAMESPACE}, the release
+ *                        namespace in the chart); null rolls them in the watched namespaces
  * @param leaseIdentity   who holds the leader Lease: {@code LEADER_ELECTION_IDENTITY}, else the pod name
  *                        ({@code HOSTNAME}); null lets JOSDK pick a random one. Two replicas must differ.
  */
@@ -33,6 +37,8 @@ public record OperatorSettings(
         boolean rolloutEnabled,
         Duration rolloutReadyTimeout,
         Duration rolloutPoll,
+        boolean evictPods,
+        String rolloutNamespace,
         String leaseIdentity) {
 
     public static OperatorSettings fromEnvironment() {
@@ -56,6 +62,7 @@ public record OperatorSettings(
                 integer(env, "OPERATOR_HTTP_PORT", 8080, 0, 65535),
                 timings, bool(env, "ROLLOUT_ENABLED", true),
                 duration(env, "ROLL_READY_TIMEOUT", "5m"), duration(env, "ROLL_POLL_INTERVAL", "5s"),
+                bool(env, "ROLLOUT_EVICT_PODS", true), blankToNull(env.get("ROLLOUT_NAMESPACE")),
                 blankToNull(env.getOrDefault("LEADER_ELECTION_IDENTITY", env.get("HOSTNAME"))));
     }
 

@@ -20,6 +20,7 @@ import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -96,9 +97,17 @@ public final class QueenOperator implements AutoCloseable {
                             .withRetry(retry);
                 });
         if (settings.rolloutEnabled()) {
-            RolloutExecutor executor = new RolloutExecutor(client, events, clock, settings.rolloutReadyTimeout());
+            RolloutExecutor executor = new RolloutExecutor(client, events, clock, settings.rolloutReadyTimeout(),
+                    settings.evictPods());
             operator.register(new BrokerRolloutReconciler(executor, settings.rolloutPoll(),
-                    settings.rolloutPoll().multipliedBy(6)), c -> watch(c, settings));
+                    settings.rolloutPoll().multipliedBy(6)), c -> {
+                        if (settings.rolloutNamespace() != null) {
+                            // Brokers live in the release namespace: rollout rights are granted there only.
+                            c.settingNamespaces(Set.of(settings.rolloutNamespace()));
+                        } else {
+                            watch(c, settings);
+                        }
+                    });
         }
         return new QueenOperator(operator, leading, closing, settings.leaderElection());
     }

@@ -50,12 +50,15 @@ public class RolloutExecutor {
     private final EventRecorder events;
     private final Clock clock;
     private final Duration readyTimeout;
+    private final boolean evict;
 
-    public RolloutExecutor(KubernetesClient client, EventRecorder events, Clock clock, Duration readyTimeout) {
+    /** @param evict replace pods through the eviction API (production); false deletes them (the mock API server has no eviction) */
+    public RolloutExecutor(KubernetesClient client, EventRecorder events, Clock clock, Duration readyTimeout, boolean evict) {
         this.client = client;
         this.events = events;
         this.clock = clock;
         this.readyTimeout = readyTimeout;
+        this.evict = evict;
     }
 
     /** One planning round: observe, plan, apply. Returns the step applied (empty when the StatefulSet is gone). */
@@ -198,14 +201,22 @@ public class RolloutExecutor {
                 events.normal(sts, "SchemaApplied", "schema of " + applied.schemaKey() + " applied");
             }
             case RolloutStep.DeletePod delete -> {
-                // Delete first, then record: a crash in between leaves a pod down without a record, which
+                // Evict first, then record: a crash in between leaves a pod down without a record, which
                 // the planner waits out (never two down); the reverse would wait for a pod never deleted.
-                client.pods().inNamespace(namespace).withName(delete.pod()).delete();
+                // An eviction (not a DELETE) honours the PodDisruptionBudget: refused (429), nothing is recorded.
+                if (!remove(namespace, delete.pod())) {
+                    if (setState(sts, "waiting-disruption-budget " + delete.pod())) {
+                        events.warning(sts, "EvictionRefused", "evicting " + delete.pod() + " would break the"
+                                + " PodDisruptionBudget; the roll waits until the budget allows it");
+                        LOG.warn("{}/{}: eviction of pod {} refused by its PodDisruptionBudget", namespace, name, delete.pod());
+                    }
+                    return;
+                }
                 InFlight inFlight = new InFlight(delete.pod(), sts.getStatus().getUpdateRevision(), clock.instant());
                 annotate(sts, Map.of(IN_FLIGHT_ANNOTATION, inFlight.encode(),
                         STATE_ANNOTATION, "in-progress " + sts.getStatus().getUpdateRevision()));
-                events.normal(sts, "PodRestarted", "deleted " + delete.pod() + ": " + delete.reason());
-                LOG.info("{}/{}: deleted pod {} ({})", namespace, name, delete.pod(), delete.reason());
+                events.normal(sts, "PodRestarted", "evicted " + delete.pod() + ": " + delete.reason());
+                LOG.info("{}/{}: evicted pod {} ({})", namespace, name, delete.pod(), delete.reason());
             }
             case RolloutStep.AwaitPodReady ignored -> {
                 // The pod's readiness change triggers the next round.
@@ -235,6 +246,16 @@ public class RolloutExecutor {
                 }
             }
         }
+    }
+
+    /** Evicts (or deletes) one pod; false when its PodDisruptionBudget refused the eviction. */
+    private boolean remove(String namespace, String pod) {
+        var resource = client.pods().inNamespace(namespace).withName(pod);
+        if (evict) {
+            return resource.evict();
+        }
+        resource.delete();
+        return true;
     }
 
     /** Returns whether the state annotation changed (for once-only warnings). */

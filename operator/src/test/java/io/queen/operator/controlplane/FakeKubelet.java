@@ -65,6 +65,18 @@ public final class FakeKubelet implements AutoCloseable {
         this.outcomes = decide;
     }
 
+    /** Turns a running pod unready now (its containers stop passing their readiness probe). */
+    public void markUnready(String pod) {
+        admin.pods().inNamespace(namespace).withName(pod).editStatus(p -> {
+            String now = now();
+            p.getStatus().getConditions().removeIf(c -> "Ready".equals(c.getType()) || "ContainersReady".equals(c.getType()));
+            p.getStatus().getConditions().add(condition("ContainersReady", false, now));
+            p.getStatus().getConditions().add(condition("Ready", false, now));
+            p.getStatus().getContainerStatuses().forEach(c -> c.setReady(false));
+            return p;
+        });
+    }
+
     private static void ensureNode(KubernetesClient admin) {
         if (admin.nodes().withName(NODE).get() != null) {
             return;

@@ -187,6 +187,40 @@ class RolloutOnClusterIT {
         }
     }
 
+    @Test
+    @Order(6)
+    void anEvictionThePodDisruptionBudgetRefusesIsWaitedOut() {
+        kubelet.outcomes(FakeKubelet::byKind);
+        setImage("queen-broker:3.0.1");
+        awaitOrDescribe(WAIT, () -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
+        // Two brokers fail their probes: the budget (maxUnavailable 1) allows no disruption now.
+        kubelet.markUnready(sts + "-2");
+        kubelet.markUnready(sts + "-1");
+        List<String> uidsBefore = brokerPods().stream().map(p -> p.getMetadata().getUid()).toList();
+        setImage("queen-broker:3.0.2");
+
+        // The unready outdated pods count as stuck after the ready timeout, and the planner would replace
+        // them at once; the eviction API refuses while the budget is spent.
+        awaitOrDescribe(WAIT, () -> events("EvictionRefused") >= 1);
+        sleep(Duration.ofSeconds(2));
+        assertEquals(uidsBefore, brokerPods().stream().map(p -> p.getMetadata().getUid()).toList(), "no broker was removed");
+        assertTrue(String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("waiting-disruption-budget"));
+    }
+
+    @Test
+    @Order(7)
+    void theOperatorMayRollBrokersOnlyInTheReleaseNamespace() {
+        Job job = new io.fabric8.kubernetes.api.model.batch.v1.JobBuilder().withNewMetadata().withName("not-allowed")
+                .withNamespace("default").endMetadata().withNewSpec().withNewTemplate().withNewSpec().withRestartPolicy("Never")
+                .addNewContainer().withName("c").withImage("x").endContainer().endSpec().endTemplate().endSpec().build();
+        try (KubernetesClient asOperator = plane.clientAs(NS, release.operatorServiceAccount())) {
+            var refused = org.junit.jupiter.api.Assertions.assertThrows(io.fabric8.kubernetes.client.KubernetesClientException.class,
+                    () -> asOperator.batch().v1().jobs().inNamespace("default").resource(job).create());
+            assertEquals(403, refused.getCode(), refused.getMessage());
+            assertTrue(asOperator.batch().v1().jobs().inNamespace(NS).list().getItems().size() >= 1, "allowed at home");
+        }
+    }
+
     private static boolean rolledTo(String image) {
         List<Pod> pods = brokerPods();
         return pods.size() == REPLICAS && pods.stream().allMatch(p -> image.equals(image(p)) && ready(p));

@@ -157,7 +157,7 @@ class RolloutExecutorTest {
     }
 
     private RolloutExecutor executor() {
-        return new RolloutExecutor(client, new EventRecorder(client, clock), clock, READY_TIMEOUT);
+        return new RolloutExecutor(client, new EventRecorder(client, clock), clock, READY_TIMEOUT, false);
     }
 
     /** Rounds of: the operator acts, the cluster's controllers act, a second passes. */

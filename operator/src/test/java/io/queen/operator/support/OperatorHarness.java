@@ -34,7 +34,7 @@ public final class OperatorHarness {
         }
     }
 
-    /** Short waits so tests run in seconds; SSA off because the mock does not support it. */
+    /** Short waits so tests run in seconds. */
     public static ReconcileTimings fastTimings(Duration resync, Duration brokerGiveUp) {
         return new ReconcileTimings(Duration.ofMillis(500), Duration.ofMillis(100), brokerGiveUp, resync);
     }
@@ -42,7 +42,8 @@ public final class OperatorHarness {
     public static QueenOperator start(KubernetesClient client, URI brokerUrl, ReconcileTimings timings, boolean rollout,
                                       Clock clock) {
         OperatorSettings settings = new OperatorSettings(brokerUrl, Duration.ofSeconds(5), Set.of(), false, false,
-                "queen-operator", null, 0, timings, rollout, Duration.ofSeconds(30), Duration.ofMillis(500), null);
+                "queen-operator", null, 0, timings, rollout, Duration.ofSeconds(30), Duration.ofMillis(500),
+                false, null, null);
         QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), clock, () -> { });
         operator.start();
         return operator;
