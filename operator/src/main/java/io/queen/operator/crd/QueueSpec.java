@@ -9,18 +9,22 @@ import io.fabric8.generator.annotation.ValidationRule;
 /** Desired state of one queue on the broker. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class QueueSpec {
-    @JsonPropertyDescription("Queue name on the broker; defaults to metadata.name. Cannot change once set.")
-    @Size(min = 1)
+    @JsonPropertyDescription("Queue name on the broker; defaults to metadata.name. Cannot change, be set or be removed after creation.")
+    @Size(min = 1, max = 255)
     @ValidationRule(value = "self == oldSelf", message = "queueName is immutable: create a new Queue resource instead")
     private String queueName;
 
-    @JsonPropertyDescription("Tenant resource in this namespace whose id scopes the queue; the broker's default tenant when absent.")
+    @JsonPropertyDescription("Tenant resource in this namespace whose id scopes the queue; the broker's default tenant when absent."
+            + " Cannot change, be set or be removed after creation.")
+    @ValidationRule(value = "self == oldSelf", message = "tenantRef is immutable: create a new Queue resource instead")
     private TenantReference tenantRef;
 
     @JsonPropertyDescription("Discovery label for pops by namespace (the broker's queue namespace, not the Kubernetes one).")
+    @Size(max = 255)
     private String namespace;
 
     @JsonPropertyDescription("Discovery label for pops by task.")
+    @Size(max = 255)
     private String task;
 
     @JsonPropertyDescription("Broker options; an option left out takes the broker's default.")

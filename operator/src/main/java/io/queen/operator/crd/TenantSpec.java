@@ -10,9 +10,12 @@ import io.fabric8.generator.annotation.ValidationRule;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class TenantSpec {
     @JsonPropertyDescription("Tenant UUID sent as x-queen-tenant. Defaults to a name-based UUID of namespace/name, stable across"
-            + " re-creation. The broker's default tenant 00000000-0000-0000-0000-000000000001 is refused. Cannot change once set.")
+            + " re-creation. The broker's default tenant 00000000-0000-0000-0000-000000000001 is refused. Cannot change, be set"
+            + " or be removed after creation.")
     @Pattern("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
     @ValidationRule(value = "self == oldSelf", message = "tenantId is immutable")
+    @ValidationRule(value = "self.lowerAscii() != '" + QueenResources.DEFAULT_TENANT_ID + "'",
+            message = "tenantId must not be the broker's default tenant")
     private String tenantId;
 
     @JsonPropertyDescription("What deleting this resource does on the broker: Retain (default) keeps the tenant's data,"
