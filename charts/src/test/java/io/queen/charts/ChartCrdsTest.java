@@ -34,6 +34,10 @@ class ChartCrdsTest {
     private static final Path CHART_CRDS = RepositoryPaths.chart().resolve("files/crds");
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Helm's keep, and Argo CD's (which ignores Helm's): no prune on sync, no delete with the Application. */
+    private static final Map<String, String> KEEP_ANNOTATIONS = Map.of(
+            "helm.sh/resource-policy", "keep",
+            "argocd.argoproj.io/sync-options", "Prune=false,Delete=false");
 
     @Test
     void chartCrdFilesAreIdenticalToTheGeneratedCrds() throws IOException {
@@ -65,18 +69,24 @@ class ChartCrdsTest {
         }
         Map<String, JsonNode> actual = new TreeMap<>();
         for (CustomResourceDefinition crd : rendered) {
-            assertEquals("keep", crd.getMetadata().getAnnotations().get("helm.sh/resource-policy"),
-                    crd.getMetadata().getName() + " would be deleted with the release, and every resource of its kind with it");
-            assertEquals("Prune=false,Delete=false", crd.getMetadata().getAnnotations().get("argocd.argoproj.io/sync-options"),
-                    crd.getMetadata().getName() + " would be pruned by Argo CD, which ignores Helm's keep policy");
-            crd.getMetadata().getAnnotations().remove("helm.sh/resource-policy");
-            crd.getMetadata().getAnnotations().remove("argocd.argoproj.io/sync-options");
-            if (crd.getMetadata().getAnnotations().isEmpty()) {
-                crd.getMetadata().setAnnotations(null);
-            }
+            assertEquals(KEEP_ANNOTATIONS, crd.getMetadata().getAnnotations(),
+                    crd.getMetadata().getName() + " would be deleted with the release or the Argo CD Application,"
+                            + " and every resource of its kind with it");
+            crd.getMetadata().setAnnotations(null);
             actual.put(crd.getMetadata().getName(), JSON.valueToTree(crd));
         }
         assertEquals(expected, actual);
+    }
+
+    @Test
+    void nothingKeepsTheCrdsWhenKeepIsOff() throws IOException {
+        List<CustomResourceDefinition> rendered = RenderedChart.withValues("crds:\n  keep: false\n")
+                .all(CustomResourceDefinition.class);
+        assertEquals(2, rendered.size());
+        for (CustomResourceDefinition crd : rendered) {
+            Map<String, String> annotations = crd.getMetadata().getAnnotations();
+            assertTrue(annotations == null || annotations.isEmpty(), crd.getMetadata().getName() + ": " + annotations);
+        }
     }
 
     @Test

@@ -2,9 +2,13 @@ package io.queen.operator.crd;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 
-/** How much one call of the broker's tenant purge may delete; small steps keep each transaction short. */
+/**
+ * How much one call of the broker's tenant purge may delete; small steps keep each transaction short.
+ * The broker takes a 32-bit integer of at least 1 for each budget.
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class PurgeBudget {
     public static final int DEFAULT_MAX_QUEUES = 10;
@@ -12,10 +16,12 @@ public class PurgeBudget {
 
     @JsonPropertyDescription("Queues deleted per step (default 10).")
     @Min(1)
+    @Max(Integer.MAX_VALUE)
     private Integer maxQueuesPerStep;
 
     @JsonPropertyDescription("Rows deleted per table per step (default 20000).")
     @Min(1)
+    @Max(Integer.MAX_VALUE)
     private Integer maxRowsPerStep;
 
     public Integer getMaxQueuesPerStep() {

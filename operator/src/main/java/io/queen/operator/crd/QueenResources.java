@@ -4,6 +4,8 @@ package io.queen.operator.crd;
 public final class QueenResources {
     public static final String GROUP = "queen.io";
     public static final String VERSION = "v1alpha1";
+    /** {@code kubectl get queen} lists both kinds; not in {@code all}, which is for workloads. */
+    public static final String CATEGORY = "queen";
 
     /** {@code "true"} stops reconciling the resource, and its deletion then leaves the broker alone (Strimzi's managed=false). */
     public static final String PAUSED_ANNOTATION = GROUP + "/paused";

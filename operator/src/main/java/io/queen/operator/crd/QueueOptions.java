@@ -9,33 +9,41 @@ import io.fabric8.generator.annotation.Pattern;
 /**
  * Every option of the broker's {@code POST /api/v1/configure}, with the wire names. An option left
  * out takes the broker's default: the operator configures with {@code mode: "replace"}, so removing
- * an option here resets it on the broker. The bounds are the broker's own (api-management.md 3.1):
- * values it would refuse, or silently clamp, are refused at {@code kubectl apply} instead, so what
- * is applied always equals what is declared.
+ * an option here resets it on the broker. The bounds are the broker's own (its configure procedure,
+ * sql/procedures/012_configure.sql): values it would refuse, or silently clamp, are refused at
+ * {@code kubectl apply} instead, so what is applied always equals what is declared. Every integer is
+ * a 32-bit one on the broker; durations and counts are at least 0, priority may be negative.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class QueueOptions {
     @JsonPropertyDescription("Seconds a popped message stays leased before redelivery (broker default 300).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer leaseTime;
 
     @JsonPropertyDescription("Failed acks allowed per partition and consumer group before the message goes to the DLQ (default 3).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer retryLimit;
 
     @JsonPropertyDescription("Milliseconds between retries (default 1000).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer retryDelay;
 
     @JsonPropertyDescription("Queue priority for namespace/task pops (default 0).")
+    @Min(Integer.MIN_VALUE)
+    @Max(Integer.MAX_VALUE)
     private Integer priority;
 
     @JsonPropertyDescription("Maximum queue size, 0 for unbounded (default 0).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer maxSize;
 
     @JsonPropertyDescription("Message time to live in seconds (default 3600).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer ttl;
 
     @JsonPropertyDescription("Keep failed messages in the dead-letter queue (default true).")
@@ -46,10 +54,12 @@ public class QueueOptions {
 
     @JsonPropertyDescription("Seconds a message waits before it can be delivered (default 0).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer delayedProcessing;
 
     @JsonPropertyDescription("Seconds a partition must be quiet before it delivers (default 0).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer windowBuffer;
 
     @JsonPropertyDescription("Apply retentionSeconds and completedRetentionSeconds (default false).")
@@ -57,14 +67,17 @@ public class QueueOptions {
 
     @JsonPropertyDescription("Delete segments older than this, when retention is enabled (default 0).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer retentionSeconds;
 
     @JsonPropertyDescription("Delete segments every group consumed, this long after (default 0).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer completedRetentionSeconds;
 
     @JsonPropertyDescription("Evict messages older than this for every group, leases included; 0 is off (default 0).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer maxWaitTimeSeconds;
 
     @JsonPropertyDescription("Encrypt payloads at rest with the broker's key (default false).")
@@ -77,6 +90,7 @@ public class QueueOptions {
 
     @JsonPropertyDescription("Seconds a transactionId is remembered for deduplication; 0 disables it (default 3600).")
     @Min(0)
+    @Max(Integer.MAX_VALUE)
     private Integer dedupWindowSeconds;
 
     @JsonPropertyDescription("Name of the sink that must have read a segment before retention may delete it; empty for none.")

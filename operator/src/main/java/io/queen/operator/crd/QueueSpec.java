@@ -8,26 +8,23 @@ import io.fabric8.generator.annotation.ValidationRule;
 
 /** Desired state of one queue on the broker. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-// Field rules see a field only when it is in both the old and the new object: setting it for the
-// first time, or removing it, needs these rules on the spec itself.
-@ValidationRule(value = "has(self.queueName) == has(oldSelf.queueName)",
-        message = "queueName cannot be set or removed after creation: create a new Queue resource instead")
-@ValidationRule(value = "has(self.tenantRef) == has(oldSelf.tenantRef)",
-        message = "tenantRef cannot be set or removed after creation: the queue would move to another tenant")
 public class QueueSpec {
-    @JsonPropertyDescription("Queue name on the broker; defaults to metadata.name. Cannot change once set.")
-    @Size(min = 1)
+    @JsonPropertyDescription("Queue name on the broker; defaults to metadata.name. Cannot change, be set or be removed after creation.")
+    @Size(min = 1, max = 255)
     @ValidationRule(value = "self == oldSelf", message = "queueName is immutable: create a new Queue resource instead")
     private String queueName;
 
-    @JsonPropertyDescription("Tenant resource in this namespace whose id scopes the queue; the broker's default tenant when absent.")
-    @ValidationRule(value = "self == oldSelf", message = "tenantRef is immutable: the queue would move to another tenant")
+    @JsonPropertyDescription("Tenant resource in this namespace whose id scopes the queue; the broker's default tenant when absent."
+            + " Cannot change, be set or be removed after creation.")
+    @ValidationRule(value = "self == oldSelf", message = "tenantRef is immutable: create a new Queue resource instead")
     private TenantReference tenantRef;
 
     @JsonPropertyDescription("Discovery label for pops by namespace (the broker's queue namespace, not the Kubernetes one).")
+    @Size(max = 255)
     private String namespace;
 
     @JsonPropertyDescription("Discovery label for pops by task.")
+    @Size(max = 255)
     private String task;
 
     @JsonPropertyDescription("Broker options; an option left out takes the broker's default.")

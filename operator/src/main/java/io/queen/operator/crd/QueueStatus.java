@@ -2,6 +2,7 @@ package io.queen.operator.crd;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.crdv2.generator.v1.SchemaCustomizer;
 import io.fabric8.kubernetes.api.model.Condition;
 
 import java.util.ArrayList;
@@ -10,6 +11,8 @@ import java.util.Objects;
 
 /** What the operator last applied to the broker, and whether the queue matches its spec. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+// conditions: one per type, merged by type when several field managers write them
+@SchemaCustomizer(value = MapListCustomizer.class, input = MapListCustomizer.CONDITIONS_BY_TYPE)
 public class QueueStatus {
     @JsonPropertyDescription("metadata.generation this status describes.")
     private Long observedGeneration;

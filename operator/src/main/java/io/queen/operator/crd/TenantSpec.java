@@ -8,14 +8,14 @@ import io.fabric8.generator.annotation.ValidationRule;
 
 /** Desired state of one tenant. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-// The field rule sees tenantId only when both versions carry it; this one covers setting and removing it.
-@ValidationRule(value = "has(self.tenantId) == has(oldSelf.tenantId)",
-        message = "tenantId cannot be set or removed after creation: the tenant's data stays under its first id")
 public class TenantSpec {
     @JsonPropertyDescription("Tenant UUID sent as x-queen-tenant. Defaults to a name-based UUID of namespace/name, stable across"
-            + " re-creation. The broker's default tenant 00000000-0000-0000-0000-000000000001 is refused. Cannot change once set.")
+            + " re-creation. The broker's default tenant 00000000-0000-0000-0000-000000000001 is refused. Cannot change, be set"
+            + " or be removed after creation.")
     @Pattern("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
     @ValidationRule(value = "self == oldSelf", message = "tenantId is immutable")
+    @ValidationRule(value = "self.lowerAscii() != '" + QueenResources.DEFAULT_TENANT_ID + "'",
+            message = "tenantId must not be the broker's default tenant")
     private String tenantId;
 
     @JsonPropertyDescription("What deleting this resource does on the broker: Retain (default) keeps the tenant's data,"

@@ -2,6 +2,7 @@ package io.queen.operator.crd;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.crdv2.generator.v1.SchemaCustomizer;
 import io.fabric8.kubernetes.api.model.Condition;
 
 import java.util.ArrayList;
@@ -10,6 +11,8 @@ import java.util.Objects;
 
 /** The tenant id in use, and the progress of a purge while the resource is being deleted. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+// conditions: one per type, merged by type when several field managers write them
+@SchemaCustomizer(value = MapListCustomizer.class, input = MapListCustomizer.CONDITIONS_BY_TYPE)
 public class TenantStatus {
     @JsonPropertyDescription("metadata.generation this status describes.")
     private Long observedGeneration;

@@ -162,26 +162,31 @@ class QueueLifecycleOnClusterIT {
 
     @Test
     void aRefusedOrWaitingSpecStillReportsItsGenerationForKstatus() {
+        // A Tenant held in Terminating by someone else's finalizer: its Queue can never become Ready.
         Tenant tenant = new Tenant();
-        tenant.getMetadata().setName("default-tenant");
+        tenant.getMetadata().setName("held");
         tenant.getMetadata().setNamespace(NS);
-        TenantSpec spec = new TenantSpec();
-        // A well-formed id the operator refuses: the broker's own default tenant.
-        spec.setTenantId("00000000-0000-0000-0000-000000000001");
-        tenant.setSpec(spec);
+        tenant.getMetadata().setFinalizers(java.util.List.of("example.com/hold"));
+        tenant.setSpec(new TenantSpec());
         admin.resource(tenant).create();
+        Queue orphaned = queue("orphaned", QueueDeletionPolicy.Retain);
+        orphaned.getSpec().setTenantRef(new TenantReference("held"));
+        admin.resource(orphaned).create();
+        awaitReady("orphaned", 1);
+        admin.resources(Tenant.class).inNamespace(NS).withName("held").delete();
         Queue waiting = queue("waiting", QueueDeletionPolicy.Retain);
         waiting.getSpec().setTenantRef(new TenantReference("not-there"));
         admin.resource(waiting).create();
 
-        await().atMost(WAIT).until(() -> {
-            Tenant t = admin.resources(Tenant.class).inNamespace(NS).withName("default-tenant").get();
-            return t.getStatus() != null && Conditions.isTrue(t.getStatus().getConditions(), Conditions.STALLED);
-        });
-        Tenant refused = admin.resources(Tenant.class).inNamespace(NS).withName("default-tenant").get();
-        assertEquals(1L, refused.getStatus().getObservedGeneration(), "kstatus waiters need observedGeneration on a refused spec");
-        assertEquals("InvalidTenantId", Conditions.find(refused.getStatus().getConditions(), Conditions.READY).orElseThrow().getReason());
+        await().atMost(WAIT).until(() -> ready("orphaned").map(c -> "TenantDeleted".equals(c.getReason())).orElse(false));
+        Queue refused = get("orphaned");
+        assertEquals(1L, refused.getStatus().getObservedGeneration(), "kstatus waiters need observedGeneration when stalled");
+        assertTrue(Conditions.isTrue(refused.getStatus().getConditions(), Conditions.STALLED));
         assertEquals("False", Conditions.find(refused.getStatus().getConditions(), Conditions.RECONCILING).orElseThrow().getStatus());
+        admin.resources(Tenant.class).inNamespace(NS).withName("held").edit(t -> {
+            t.getMetadata().setFinalizers(java.util.List.of());
+            return t;
+        });
 
         await().atMost(WAIT).until(() -> ready("waiting").map(c -> "TenantNotFound".equals(c.getReason())).orElse(false));
         Queue queue = get("waiting");

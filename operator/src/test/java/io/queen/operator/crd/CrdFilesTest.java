@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The CRDs in the repository's crds/ folder are the ones the build generates from the crd
- * package, byte for byte. To refresh them after changing a CRD class:
+ * package, byte for byte, after {@link CrdPostProcessing}. To refresh them after changing a CRD class:
  * <pre>
  * mvn -B -pl operator -am test -Dtest=CrdFilesTest -Dsurefire.failIfNoSpecifiedTests=false -Dcrds.update=true
  * </pre>
@@ -30,13 +30,13 @@ class CrdFilesTest {
         if (Boolean.getBoolean("crds.update")) {
             Files.createDirectories(COMMITTED);
             for (Path crd : generated) {
-                Files.copy(crd, COMMITTED.resolve(crd.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                Files.writeString(COMMITTED.resolve(crd.getFileName()), committedForm(crd));
             }
         }
         List<String> stale = new ArrayList<>();
         for (Path crd : generated) {
             Path committed = COMMITTED.resolve(crd.getFileName());
-            if (!Files.exists(committed) || !Files.readString(committed).equals(Files.readString(crd))) {
+            if (!Files.exists(committed) || !Files.readString(committed).equals(committedForm(crd))) {
                 stale.add(committed.getFileName().toString());
             }
         }
@@ -49,6 +49,10 @@ class CrdFilesTest {
             fail("crds/ is stale: " + stale + ". Refresh with: mvn -B -pl operator -am test -Dtest=CrdFilesTest"
                     + " -Dsurefire.failIfNoSpecifiedTests=false -Dcrds.update=true");
         }
+    }
+
+    private static String committedForm(Path generated) throws IOException {
+        return CrdPostProcessing.committedForm(Files.readString(generated));
     }
 
     private static List<Path> generatedCrds() throws IOException {
