@@ -181,6 +181,17 @@ class BrokerChartTest {
     }
 
     @Test
+    void theOwnerSecretKeysReachTheOperatorAsAnnotations() throws IOException {
+        Map<String, String> defaults = RenderedChart.of(ValueSet.DEFAULTS).brokerStatefulSet().getMetadata().getAnnotations();
+        assertEquals("PG_USER", defaults.get("queen.io/schema-owner-user-key"));
+        assertEquals("PG_PASSWORD", defaults.get("queen.io/schema-owner-password-key"));
+        Map<String, String> mapped = RenderedChart.withValues("schema:\n  userKey: username\n  passwordKey: password\n")
+                .brokerStatefulSet().getMetadata().getAnnotations();
+        assertEquals("username", mapped.get("queen.io/schema-owner-user-key"));
+        assertEquals("password", mapped.get("queen.io/schema-owner-password-key"));
+    }
+
+    @Test
     void theHeapCanGrowOnDemandAndFollowsItsShare() throws IOException {
         Container broker = brokerContainer(RenderedChart.withValues(
                 "broker:\n  heap:\n    percentOfLimit: 60\n    fixed: false\n").brokerStatefulSet());

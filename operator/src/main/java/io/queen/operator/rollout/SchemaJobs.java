@@ -2,7 +2,6 @@ package io.queen.operator.rollout;
 
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
-import io.fabric8.kubernetes.api.model.EnvFromSourceBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
@@ -27,13 +26,18 @@ import java.util.Set;
  *
  * <p>Brokers run with {@code QUEEN_APPLY_SCHEMA=0} under a runtime database role. The Job runs the
  * template's (new) broker image with the {@code apply-schema} command: same env and envFrom as the
- * broker, minus the database user and password, plus the owner credentials Secret named by the
- * StatefulSet annotation {@value #OWNER_SECRET_ANNOTATION} (last, so it wins), which only the Job
- * mounts.
+ * broker, minus the database user and password (and the encryption key it never needs), plus
+ * {@code PG_USER}/{@code PG_PASSWORD} from the owner credentials Secret named by the StatefulSet
+ * annotation {@value #OWNER_SECRET_ANNOTATION}, under the keys the two key annotations name; only
+ * the Job reads that Secret.
  */
 public final class SchemaJobs {
     public static final String BROKER_CONTAINER = "broker";
     public static final String OWNER_SECRET_ANNOTATION = "queen.io/schema-owner-secret";
+    /** The owner Secret's key holding the user name (default {@code PG_USER}). */
+    public static final String OWNER_USER_KEY_ANNOTATION = "queen.io/schema-owner-user-key";
+    /** The owner Secret's key holding the password (default {@code PG_PASSWORD}). */
+    public static final String OWNER_PASSWORD_KEY_ANNOTATION = "queen.io/schema-owner-password-key";
     public static final String SCHEMA_KEY_LABEL = "queen.io/schema-key-hash";
 
     private static final int MAX_NAME = 63;
@@ -71,10 +75,12 @@ public final class SchemaJobs {
         }
         env.add(new EnvVarBuilder().withName("QUEEN_APPLY_SCHEMA").withValue("1").build());
         var envFrom = new ArrayList<>(broker.getEnvFrom() == null ? List.of() : broker.getEnvFrom());
-        Map<String, String> annotations = sts.getMetadata().getAnnotations();
-        String ownerSecret = annotations == null ? null : annotations.get(OWNER_SECRET_ANNOTATION);
+        Map<String, String> annotations = sts.getMetadata().getAnnotations() == null ? Map.of() : sts.getMetadata().getAnnotations();
+        String ownerSecret = annotations.get(OWNER_SECRET_ANNOTATION);
         if (ownerSecret != null && !ownerSecret.isBlank()) {
-            envFrom.add(new EnvFromSourceBuilder().withNewSecretRef().withName(ownerSecret).endSecretRef().build());
+            // Key by key, not envFrom: Secrets made by database operators name their keys username/password.
+            env.add(secretKey("PG_USER", ownerSecret, annotations.getOrDefault(OWNER_USER_KEY_ANNOTATION, "PG_USER")));
+            env.add(secretKey("PG_PASSWORD", ownerSecret, annotations.getOrDefault(OWNER_PASSWORD_KEY_ANNOTATION, "PG_PASSWORD")));
         }
         Container container = new ContainerBuilder()
                 .withName("schema")
@@ -125,6 +131,11 @@ public final class SchemaJobs {
                     .endTemplate()
                 .endSpec()
                 .build();
+    }
+
+    private static EnvVar secretKey(String variable, String secret, String key) {
+        return new EnvVarBuilder().withName(variable).withNewValueFrom().withNewSecretKeyRef().withName(secret).withKey(key)
+                .endSecretKeyRef().endValueFrom().build();
     }
 
     private static Optional<Container> brokerContainer(PodSpec template) {

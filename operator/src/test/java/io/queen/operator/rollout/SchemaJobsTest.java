@@ -52,4 +52,22 @@ class SchemaJobsTest {
         assertTrue(names.contains("PG_HOST"), names.toString());
         assertTrue(!names.contains("QUEEN_ENCRYPTION_KEY") && !names.contains("PG_USER"), names.toString());
     }
+
+    @Test
+    void theOwnerSecretIsReadKeyByKeyUnderTheKeysTheAnnotationsName() {
+        StatefulSet sts = new StatefulSetBuilder().withNewMetadata().withName("queen-broker").withNamespace("q").withUid("u")
+                .addToAnnotations(SchemaJobs.OWNER_SECRET_ANNOTATION, "pg-owner")
+                .addToAnnotations(SchemaJobs.OWNER_USER_KEY_ANNOTATION, "username")
+                .addToAnnotations(SchemaJobs.OWNER_PASSWORD_KEY_ANNOTATION, "password")
+                .endMetadata().withNewSpec().withNewTemplate().withNewSpec()
+                .addNewContainer().withName("broker").withImage("queen-broker:2").endContainer()
+                .endSpec().endTemplate().endSpec().build();
+        var container = SchemaJobs.build(sts, "queen-broker:2").getSpec().getTemplate().getSpec().getContainers().getFirst();
+        assertTrue(container.getEnvFrom() == null || container.getEnvFrom().isEmpty(), "no envFrom of the owner Secret");
+        var user = container.getEnv().stream().filter(e -> "PG_USER".equals(e.getName())).findFirst().orElseThrow();
+        var password = container.getEnv().stream().filter(e -> "PG_PASSWORD".equals(e.getName())).findFirst().orElseThrow();
+        assertEquals("pg-owner", user.getValueFrom().getSecretKeyRef().getName());
+        assertEquals("username", user.getValueFrom().getSecretKeyRef().getKey());
+        assertEquals("password", password.getValueFrom().getSecretKeyRef().getKey());
+    }
 }
