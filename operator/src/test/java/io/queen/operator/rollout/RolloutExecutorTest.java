@@ -20,6 +20,7 @@ import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -156,6 +157,46 @@ class RolloutExecutorTest {
         assertEquals(List.of("restart", "delete broker-2", "delete broker-1", "delete broker-0", "complete"), actions());
         assertEquals(1, mostBrokersDown);
         assertFalse(client.batch().v1().jobs().inNamespace(NS).list().getItems().iterator().hasNext());
+    }
+
+    @Test
+    void aTemplateTheStatefulSetControllerHasNotObservedYetIsWaitedFor() {
+        // The new template is in, its schema recorded, but the controller has not caught up: the old
+        // updateRevision would make every pod look current.
+        client.apps().statefulSets().inNamespace(NS).withName(STS).edit(s -> {
+            s.getSpec().getTemplate().getSpec().getContainers().get(0).setImage("queen-broker:2");
+            s.getMetadata().getAnnotations().put(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION, "queen-broker:2");
+            return s;
+        });
+        StatefulSet stale = sts();
+        assertNotNull(stale.getMetadata().getGeneration(), "the API server counts generations");
+        stale.getStatus().setObservedGeneration(stale.getMetadata().getGeneration() - 1);
+        client.apps().statefulSets().inNamespace(NS).resource(stale).updateStatus();
+
+        RolloutStep step = executor().reconcile(NS, STS).orElseThrow();
+
+        assertTrue(step instanceof RolloutStep.Wait, step.toString());
+        assertFalse(String.valueOf(sts().getMetadata().getAnnotations().get(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
+    }
+
+    @Test
+    void aPodIsUnreadyTooLongCountingFromItsReadyTransitionNotItsCreation() {
+        Pod pod = pods().getFirst();
+        Instant created = Instant.parse(pod.getMetadata().getCreationTimestamp());
+        // An hour after the pod started, it turned unready 5 s ago: not stuck yet (the timeout is 30 s).
+        clock = new MutableClock(created.plus(Duration.ofHours(1)));
+        client.pods().inNamespace(NS).withName(pod.getMetadata().getName()).editStatus(p -> {
+            p.getStatus().getConditions().removeIf(c -> "Ready".equals(c.getType()));
+            p.getStatus().getConditions().add(new io.fabric8.kubernetes.api.model.PodConditionBuilder().withType("Ready")
+                    .withStatus("False").withLastTransitionTime(clock.instant().minusSeconds(5).toString()).build());
+            return p;
+        });
+
+        RolloutState state = executor().observe(sts());
+
+        PodState observed = state.pods().stream().filter(p -> p.name().equals(pod.getMetadata().getName())).findFirst().orElseThrow();
+        assertFalse(observed.ready());
+        assertEquals(PodState.Stuck.NO, observed.stuck());
     }
 
     private RolloutExecutor executor() {
