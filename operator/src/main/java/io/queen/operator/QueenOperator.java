@@ -6,6 +6,7 @@ import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
 import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.operator.brokerclient.BrokerClient;
 import io.queen.operator.crd.Queue;
@@ -74,6 +75,9 @@ public final class QueenOperator implements AutoCloseable {
                         false));
             }
         });
+        // Which replica does the work: 1 on the leader (or without leader election), 0 on a standby.
+        Gauge.builder("queen.operator.leader", leading, l -> l.get() ? 1 : 0)
+                .description("1 while this replica holds the leader Lease and reconciles").register(metrics);
         BrokerClient broker = new BrokerClient(settings.brokerUrl(), settings.brokerTimeout());
         EventRecorder events = new EventRecorder(client, clock);
         StatusWriter statusWriter = new StatusWriter(client);

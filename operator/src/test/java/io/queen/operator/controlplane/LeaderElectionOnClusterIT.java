@@ -71,6 +71,8 @@ class LeaderElectionOnClusterIT {
             assertFalse(first.lostLeadership(), "the leader never lost its Lease");
             assertTrue(first.operator().leading());
             assertFalse(second.operator().leading(), "the standby does not lead");
+            assertEquals(1.0, first.leaderGauge(), "the leader says on /metrics that it does the work");
+            assertEquals(0.0, second.leaderGauge(), "the standby does not say it does the work");
             assertTrue(second.operator().ready(), "a standby is ready to take over");
 
             first.close();

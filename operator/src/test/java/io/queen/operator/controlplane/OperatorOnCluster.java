@@ -25,13 +25,20 @@ public final class OperatorOnCluster implements AutoCloseable {
     private final OperatorSettings settings;
     private final AtomicBoolean lostLeadership;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final SimpleMeterRegistry metrics;
 
     private OperatorOnCluster(KubernetesClient client, QueenOperator operator, OperatorSettings settings,
-                              AtomicBoolean lostLeadership) {
+                              AtomicBoolean lostLeadership, SimpleMeterRegistry metrics) {
         this.client = client;
         this.operator = operator;
         this.settings = settings;
         this.lostLeadership = lostLeadership;
+        this.metrics = metrics;
+    }
+
+    /** What this replica's {@code queen_operator_leader} gauge reports on /metrics. */
+    public double leaderGauge() {
+        return metrics.get("queen.operator.leader").gauge().value();
     }
 
     /** Intervals short enough for tests (each a variable the chart or a user sets). */
@@ -54,13 +61,14 @@ public final class OperatorOnCluster implements AutoCloseable {
         AtomicBoolean lost = new AtomicBoolean();
         AtomicReference<QueenOperator> started = new AtomicReference<>();
         // Where Main exits the process, the test records the loss and stops this replica's controllers.
-        QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), Clock.systemUTC(), () -> {
+        SimpleMeterRegistry metrics = new SimpleMeterRegistry();
+        QueenOperator operator = QueenOperator.create(client, settings, metrics, Clock.systemUTC(), () -> {
             lost.set(true);
             new Thread(() -> started.get().close(), "lost-lease-stop").start();
         });
         started.set(operator);
         operator.start();
-        return new OperatorOnCluster(client, operator, settings, lost);
+        return new OperatorOnCluster(client, operator, settings, lost, metrics);
     }
 
     public QueenOperator operator() {
