@@ -41,6 +41,7 @@ public final class SchemaJobs {
     public static final String SCHEMA_KEY_LABEL = "queen.io/schema-key-hash";
 
     private static final int MAX_NAME = 63;
+    private static final String COMPONENT_LABEL = "app.kubernetes.io/component";
     /** The broker's runtime credentials (the owner Secret replaces them), the key it never needs, and the switch it sets itself. */
     private static final Set<String> NOT_FOR_THE_JOB = Set.of("PG_USER", "PG_PASSWORD", "QUEEN_ENCRYPTION_KEY",
             "QUEEN_APPLY_SCHEMA");
@@ -112,8 +113,7 @@ public final class SchemaJobs {
                     .withActiveDeadlineSeconds(900L)
                     .withTtlSecondsAfterFinished(86_400)
                     .withNewTemplate()
-                        .withNewMetadata().addToLabels("app.kubernetes.io/part-of", "queen")
-                            .addToLabels("app.kubernetes.io/component", "schema").endMetadata()
+                        .withNewMetadata().withLabels(podLabels(sts)).endMetadata()
                         .withNewSpec()
                             .withRestartPolicy("Never")
                             .withServiceAccountName(template.getServiceAccountName())
@@ -131,6 +131,27 @@ public final class SchemaJobs {
                     .endTemplate()
                 .endSpec()
                 .build();
+    }
+
+    /**
+     * The broker pods' labels (NetworkPolicies that let brokers reach PostgreSQL select on them), with
+     * {@code component: schema}, without the StatefulSet controller's own labels, and never matching
+     * the StatefulSet's selector: the broker Service must not route to the Job's pod.
+     */
+    static Map<String, String> podLabels(StatefulSet sts) {
+        var template = sts.getSpec().getTemplate().getMetadata();
+        Map<String, String> labels = new java.util.LinkedHashMap<>(template == null || template.getLabels() == null
+                ? Map.of() : template.getLabels());
+        labels.keySet().removeAll(Set.of("controller-revision-hash", "statefulset.kubernetes.io/pod-name",
+                "apps.kubernetes.io/pod-index"));
+        labels.put("app.kubernetes.io/part-of", "queen");
+        labels.put(COMPONENT_LABEL, "schema");
+        Map<String, String> selector = sts.getSpec().getSelector() == null || sts.getSpec().getSelector().getMatchLabels() == null
+                ? Map.of() : sts.getSpec().getSelector().getMatchLabels();
+        if (!selector.isEmpty() && labels.entrySet().containsAll(selector.entrySet())) {
+            selector.keySet().forEach(labels::remove);
+        }
+        return labels;
     }
 
     private static EnvVar secretKey(String variable, String secret, String key) {

@@ -70,4 +70,23 @@ class SchemaJobsTest {
         assertEquals("username", user.getValueFrom().getSecretKeyRef().getKey());
         assertEquals("password", password.getValueFrom().getSecretKeyRef().getKey());
     }
+
+    @Test
+    void theJobPodCarriesTheBrokerLabelsButIsNeverSelectedAsABroker() {
+        StatefulSet sts = new StatefulSetBuilder().withNewMetadata().withName("queen-broker").withNamespace("q").endMetadata()
+                .withNewSpec().withNewSelector().addToMatchLabels("app.kubernetes.io/name", "queen")
+                .addToMatchLabels("app.kubernetes.io/component", "broker").endSelector()
+                .withNewTemplate().withNewMetadata().addToLabels("app.kubernetes.io/name", "queen")
+                .addToLabels("app.kubernetes.io/component", "broker").addToLabels("team", "payments").endMetadata()
+                .endTemplate().endSpec().build();
+        var labels = SchemaJobs.podLabels(sts);
+        assertEquals("payments", labels.get("team"), "NetworkPolicies keyed on broker labels still apply");
+        assertEquals("schema", labels.get("app.kubernetes.io/component"));
+        assertEquals("queen", labels.get("app.kubernetes.io/name"));
+
+        StatefulSet bare = new StatefulSetBuilder().withNewMetadata().withName("b").endMetadata().withNewSpec()
+                .withNewSelector().addToMatchLabels("app", "queen-broker").endSelector()
+                .withNewTemplate().withNewMetadata().addToLabels("app", "queen-broker").endMetadata().endTemplate().endSpec().build();
+        assertTrue(!SchemaJobs.podLabels(bare).containsKey("app"), "a selector without component must not match the Job pod");
+    }
 }
