@@ -9,6 +9,7 @@ import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -25,6 +26,16 @@ class OperatorSettingsTest {
         assertEquals(Duration.ofMinutes(5), s.timings().resync());
         assertEquals(Duration.ofMinutes(10), s.timings().brokerGiveUp());
         assertEquals(8080, s.httpPort());
+        assertTrue(s.evictPods(), "brokers are evicted, so their PodDisruptionBudget applies");
+        assertNull(s.rolloutNamespace(), "without the chart's setting, rollouts follow the watched namespaces");
+    }
+
+    @Test
+    void theLeaseHolderIsThePodUnlessNamed() {
+        assertEquals("queen-operator-7d9f-x2", OperatorSettings.from(Map.of("HOSTNAME", "queen-operator-7d9f-x2")).leaseIdentity());
+        assertEquals("replica-a", OperatorSettings.from(Map.of("HOSTNAME", "h", "LEADER_ELECTION_IDENTITY", "replica-a"))
+                .leaseIdentity());
+        assertEquals("queen-system", OperatorSettings.from(Map.of("ROLLOUT_NAMESPACE", " queen-system ")).rolloutNamespace());
     }
 
     @Test
