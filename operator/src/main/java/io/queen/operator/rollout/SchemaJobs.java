@@ -16,6 +16,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -140,7 +141,7 @@ public final class SchemaJobs {
      */
     static Map<String, String> podLabels(StatefulSet sts) {
         var template = sts.getSpec().getTemplate().getMetadata();
-        Map<String, String> labels = new java.util.LinkedHashMap<>(template == null || template.getLabels() == null
+        Map<String, String> labels = new LinkedHashMap<>(template == null || template.getLabels() == null
                 ? Map.of() : template.getLabels());
         labels.keySet().removeAll(Set.of("controller-revision-hash", "statefulset.kubernetes.io/pod-name",
                 "apps.kubernetes.io/pod-index"));

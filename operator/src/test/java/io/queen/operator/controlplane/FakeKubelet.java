@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.BindingBuilder;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.NodeStatusBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
@@ -84,7 +85,7 @@ public final class FakeKubelet implements AutoCloseable {
         admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
                 .addToLabels("kubernetes.io/hostname", NODE).endMetadata().build()).create();
         admin.nodes().withName(NODE).editStatus(n -> {
-            n.setStatus(new io.fabric8.kubernetes.api.model.NodeStatusBuilder()
+            n.setStatus(new NodeStatusBuilder()
                     .addNewCondition().withType("Ready").withStatus("True").withReason("KubeletReady")
                     .withLastHeartbeatTime(now()).withLastTransitionTime(now()).endCondition().build());
             return n;

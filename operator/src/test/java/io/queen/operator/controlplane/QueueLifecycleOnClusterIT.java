@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -166,7 +167,7 @@ class QueueLifecycleOnClusterIT {
         Tenant tenant = new Tenant();
         tenant.getMetadata().setName("held");
         tenant.getMetadata().setNamespace(NS);
-        tenant.getMetadata().setFinalizers(java.util.List.of("example.com/hold"));
+        tenant.getMetadata().setFinalizers(List.of("example.com/hold"));
         tenant.setSpec(new TenantSpec());
         admin.resource(tenant).create();
         Queue orphaned = queue("orphaned", QueueDeletionPolicy.Retain);
@@ -184,7 +185,7 @@ class QueueLifecycleOnClusterIT {
         assertTrue(Conditions.isTrue(refused.getStatus().getConditions(), Conditions.STALLED));
         assertEquals("False", Conditions.find(refused.getStatus().getConditions(), Conditions.RECONCILING).orElseThrow().getStatus());
         admin.resources(Tenant.class).inNamespace(NS).withName("held").edit(t -> {
-            t.getMetadata().setFinalizers(java.util.List.of());
+            t.getMetadata().setFinalizers(List.of());
             return t;
         });
 

@@ -1,11 +1,13 @@
 package io.queen.operator.controlplane;
 
-import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.queen.operator.rollout.RolloutExecutor;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -17,15 +19,19 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -170,10 +176,10 @@ class RolloutOnClusterIT {
     }
 
     /** Waits; on a timeout the failure says where the roll stands (annotations, pods, events). */
-    private static void awaitOrDescribe(Duration patience, java.util.concurrent.Callable<Boolean> condition) {
+    private static void awaitOrDescribe(Duration patience, Callable<Boolean> condition) {
         try {
             await().atMost(patience).until(condition);
-        } catch (org.awaitility.core.ConditionTimeoutException e) {
+        } catch (ConditionTimeoutException e) {
             StringBuilder state = new StringBuilder("roll did not get there; StatefulSet annotations ")
                     .append(statefulSet().getMetadata().getAnnotations()).append(", updateRevision ")
                     .append(statefulSet().getStatus().getUpdateRevision());
@@ -210,11 +216,11 @@ class RolloutOnClusterIT {
     @Test
     @Order(7)
     void theOperatorMayRollBrokersOnlyInTheReleaseNamespace() {
-        Job job = new io.fabric8.kubernetes.api.model.batch.v1.JobBuilder().withNewMetadata().withName("not-allowed")
+        Job job = new JobBuilder().withNewMetadata().withName("not-allowed")
                 .withNamespace("default").endMetadata().withNewSpec().withNewTemplate().withNewSpec().withRestartPolicy("Never")
                 .addNewContainer().withName("c").withImage("x").endContainer().endSpec().endTemplate().endSpec().build();
         try (KubernetesClient asOperator = plane.clientAs(NS, release.operatorServiceAccount())) {
-            var refused = org.junit.jupiter.api.Assertions.assertThrows(io.fabric8.kubernetes.client.KubernetesClientException.class,
+            var refused = assertThrows(KubernetesClientException.class,
                     () -> asOperator.batch().v1().jobs().inNamespace("default").resource(job).create());
             assertEquals(403, refused.getCode(), refused.getMessage());
             assertTrue(asOperator.batch().v1().jobs().inNamespace(NS).list().getItems().size() >= 1, "allowed at home");
@@ -253,11 +259,11 @@ class RolloutOnClusterIT {
     private static List<Pod> brokerPods() {
         List<Pod> pods = new ArrayList<>();
         for (Pod p : admin.pods().inNamespace(NS).list().getItems()) {
-            if (p.getMetadata().getName().matches(java.util.regex.Pattern.quote(sts) + "-\\d+")) {
+            if (p.getMetadata().getName().matches(Pattern.quote(sts) + "-\\d+")) {
                 pods.add(p);
             }
         }
-        pods.sort(java.util.Comparator.comparing(p -> p.getMetadata().getName()));
+        pods.sort(Comparator.comparing(p -> p.getMetadata().getName()));
         return pods;
     }
 

@@ -2,6 +2,7 @@ package io.queen.operator.rollout;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -187,7 +188,7 @@ class RolloutExecutorTest {
         clock = new MutableClock(created.plus(Duration.ofHours(1)));
         client.pods().inNamespace(NS).withName(pod.getMetadata().getName()).editStatus(p -> {
             p.getStatus().getConditions().removeIf(c -> "Ready".equals(c.getType()));
-            p.getStatus().getConditions().add(new io.fabric8.kubernetes.api.model.PodConditionBuilder().withType("Ready")
+            p.getStatus().getConditions().add(new PodConditionBuilder().withType("Ready")
                     .withStatus("False").withLastTransitionTime(clock.instant().minusSeconds(5).toString()).build());
             return p;
         });

@@ -20,6 +20,7 @@ import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -73,7 +74,7 @@ public final class FakeClusterControllers {
         StatefulSet sts = client.apps().statefulSets().inNamespace(namespace).withName(statefulSet).get();
         String revision = revisionOf(sts);
         if (sts.getStatus() == null || !revision.equals(sts.getStatus().getUpdateRevision())
-                || !java.util.Objects.equals(sts.getMetadata().getGeneration(), sts.getStatus().getObservedGeneration())) {
+                || !Objects.equals(sts.getMetadata().getGeneration(), sts.getStatus().getObservedGeneration())) {
             StatefulSetStatus status = sts.getStatus() == null ? new StatefulSetStatus() : sts.getStatus();
             status.setUpdateRevision(revision);
             status.setObservedGeneration(sts.getMetadata().getGeneration());
