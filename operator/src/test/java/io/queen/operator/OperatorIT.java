@@ -1,14 +1,12 @@
 package io.queen.operator;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.queen.operator.crd.Queue;
 import io.queen.operator.crd.QueueDeletionPolicy;
 import io.queen.operator.crd.QueueOptions;
-import io.queen.operator.crd.QueueSpec;
 import io.queen.operator.crd.Tenant;
 import io.queen.operator.crd.TenantDeletionPolicy;
 import io.queen.operator.crd.TenantReference;
@@ -16,15 +14,14 @@ import io.queen.operator.crd.TenantSpec;
 import io.queen.operator.reconcile.Conditions;
 import io.queen.operator.reconcile.TenantIds;
 import io.queen.operator.support.OperatorHarness;
+import io.queen.operator.support.BrokerApi;
+import io.queen.operator.support.Declared;
 import io.queen.operator.support.RealBroker;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
@@ -42,16 +39,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class OperatorIT {
     private static final String NS = "apps";
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     static KubernetesClient client;
     private static RealBroker broker;
+    private static BrokerApi api;
     private static QueenOperator operator;
 
     @BeforeAll
     static void start() throws IOException {
         broker = RealBroker.start("operator");
+        api = new BrokerApi(broker.url());
         OperatorHarness.installCrds(client);
         // A one-second resync, so drift is repaired within the test's patience.
         operator = OperatorHarness.start(client, broker.url(),
@@ -189,13 +186,7 @@ class OperatorIT {
     }
 
     private static Queue queue(String name, QueueDeletionPolicy policy) {
-        Queue queue = new Queue();
-        queue.getMetadata().setName(name);
-        queue.getMetadata().setNamespace(NS);
-        QueueSpec spec = new QueueSpec();
-        spec.setDeletionPolicy(policy);
-        queue.setSpec(spec);
-        return queue;
+        return Declared.queue(NS, name, policy);
     }
 
     private static Queue get(String name) {
@@ -212,23 +203,10 @@ class OperatorIT {
     }
 
     private static Optional<JsonNode> brokerQueue(String tenant, String name) throws Exception {
-        HttpResponse<String> r = send("GET", "/api/v1/resources/queues/" + name, tenant, null);
-        if (r.statusCode() == 404) {
-            return Optional.empty();
-        }
-        assertEquals(200, r.statusCode(), r.body());
-        return Optional.of(JSON.readTree(r.body()));
+        return api.queue(tenant, name);
     }
 
     private static HttpResponse<String> send(String method, String path, String tenant, String body) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(broker.url() + path)).timeout(Duration.ofSeconds(30))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-        if (body != null) {
-            request.header("Content-Type", "application/json");
-        }
-        if (tenant != null) {
-            request.header("x-queen-tenant", tenant);
-        }
-        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        return api.send(method, path, tenant, body);
     }
 }

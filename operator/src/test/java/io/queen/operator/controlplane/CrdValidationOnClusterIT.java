@@ -5,10 +5,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.queen.operator.crd.Queue;
 import io.queen.operator.crd.QueueOptions;
-import io.queen.operator.crd.QueueSpec;
 import io.queen.operator.crd.Tenant;
 import io.queen.operator.crd.TenantReference;
-import io.queen.operator.crd.TenantSpec;
+import io.queen.operator.support.Declared;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -120,20 +119,12 @@ class CrdValidationOnClusterIT {
     }
 
     private static Queue queue(String name) {
-        Queue queue = new Queue();
-        queue.getMetadata().setName(name);
-        queue.getMetadata().setNamespace(NS);
-        queue.setSpec(new QueueSpec());
-        return queue;
+        return Declared.queue(NS, name, null);
     }
 
     private static Tenant tenant(String name, String id) {
-        Tenant tenant = new Tenant();
-        tenant.getMetadata().setName(name);
-        tenant.getMetadata().setNamespace(NS);
-        TenantSpec spec = new TenantSpec();
-        spec.setTenantId(id);
-        tenant.setSpec(spec);
+        Tenant tenant = Declared.tenant(NS, name, null);
+        tenant.getSpec().setTenantId(id);
         return tenant;
     }
 }

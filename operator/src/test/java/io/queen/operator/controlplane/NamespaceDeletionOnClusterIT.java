@@ -4,11 +4,10 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.queen.operator.crd.Queue;
 import io.queen.operator.crd.QueueDeletionPolicy;
-import io.queen.operator.crd.QueueSpec;
-import io.queen.operator.crd.Tenant;
 import io.queen.operator.crd.TenantDeletionPolicy;
-import io.queen.operator.crd.TenantSpec;
 import io.queen.operator.reconcile.Conditions;
+import io.queen.operator.support.BrokerApi;
+import io.queen.operator.support.Declared;
 import io.queen.operator.support.RealBroker;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -61,9 +60,9 @@ class NamespaceDeletionOnClusterIT {
         try (OperatorOnCluster ignored = OperatorOnCluster.start(plane, release, broker.url(), Map.of("ROLLOUT_ENABLED", "false"))) {
             String ns = "apps-doomed";
             namespace(ns);
-            admin.resource(queue(ns, "doomed-kept", QueueDeletionPolicy.Retain)).create();
-            admin.resource(queue(ns, "doomed-deleted", QueueDeletionPolicy.Delete)).create();
-            admin.resource(tenant(ns, "doomed-tenant", TenantDeletionPolicy.Purge)).create();
+            admin.resource(Declared.queue(ns, "doomed-kept", QueueDeletionPolicy.Retain)).create();
+            admin.resource(Declared.queue(ns, "doomed-deleted", QueueDeletionPolicy.Delete)).create();
+            admin.resource(Declared.tenant(ns, "doomed-tenant", TenantDeletionPolicy.Purge)).create();
             await().atMost(GONE).until(() -> ready(ns, "doomed-kept") && ready(ns, "doomed-deleted"));
 
             admin.namespaces().withName(ns).delete();
@@ -81,8 +80,8 @@ class NamespaceDeletionOnClusterIT {
         release.install(admin);
         try (FakeKubelet kubelet = new FakeKubelet(admin, ns)) {
             try (OperatorOnCluster ignored = OperatorOnCluster.start(plane, release, broker.url(), Map.of())) {
-                admin.resource(queue(ns, "left-behind", QueueDeletionPolicy.Retain)).create();
-                admin.resource(tenant(ns, "left-tenant", TenantDeletionPolicy.Retain)).create();
+                admin.resource(Declared.queue(ns, "left-behind", QueueDeletionPolicy.Retain)).create();
+                admin.resource(Declared.tenant(ns, "left-tenant", TenantDeletionPolicy.Retain)).create();
                 await().atMost(GONE).until(() -> ready(ns, "left-behind"));
                 await().atMost(GONE).until(() -> admin.pods().inNamespace(ns).list().getItems().size() >= 2);
             }
@@ -99,25 +98,7 @@ class NamespaceDeletionOnClusterIT {
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build()).create();
     }
 
-    private static Queue queue(String ns, String name, QueueDeletionPolicy policy) {
-        Queue queue = new Queue();
-        queue.getMetadata().setName(name);
-        queue.getMetadata().setNamespace(ns);
-        QueueSpec spec = new QueueSpec();
-        spec.setDeletionPolicy(policy);
-        queue.setSpec(spec);
-        return queue;
-    }
 
-    private static Tenant tenant(String ns, String name, TenantDeletionPolicy policy) {
-        Tenant tenant = new Tenant();
-        tenant.getMetadata().setName(name);
-        tenant.getMetadata().setNamespace(ns);
-        TenantSpec spec = new TenantSpec();
-        spec.setDeletionPolicy(policy);
-        tenant.setSpec(spec);
-        return tenant;
-    }
 
     private static boolean ready(String ns, String name) {
         Queue q = admin.resources(Queue.class).inNamespace(ns).withName(name).get();

@@ -7,13 +7,14 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.queen.operator.crd.Queue;
 import io.queen.operator.crd.QueueDeletionPolicy;
 import io.queen.operator.crd.QueueOptions;
-import io.queen.operator.crd.QueueSpec;
 import io.queen.operator.crd.Tenant;
 import io.queen.operator.crd.TenantDeletionPolicy;
 import io.queen.operator.crd.TenantReference;
 import io.queen.operator.crd.TenantSpec;
 import io.queen.operator.reconcile.Conditions;
 import io.queen.operator.reconcile.TenantIds;
+import io.queen.operator.support.BrokerApi;
+import io.queen.operator.support.Declared;
 import io.queen.operator.support.RealBroker;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -196,14 +197,8 @@ class QueueLifecycleOnClusterIT {
         assertEquals("False", Conditions.find(queue.getStatus().getConditions(), Conditions.STALLED).orElseThrow().getStatus());
     }
 
-    static Queue queue(String name, QueueDeletionPolicy policy) {
-        Queue queue = new Queue();
-        queue.getMetadata().setName(name);
-        queue.getMetadata().setNamespace(NS);
-        QueueSpec spec = new QueueSpec();
-        spec.setDeletionPolicy(policy);
-        queue.setSpec(spec);
-        return queue;
+    private static Queue queue(String name, QueueDeletionPolicy policy) {
+        return Declared.queue(NS, name, policy);
     }
 
     private static Queue get(String name) {

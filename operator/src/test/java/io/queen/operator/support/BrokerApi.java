@@ -1,4 +1,4 @@
-package io.queen.operator.controlplane;
+package io.queen.operator.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -11,18 +11,18 @@ import java.time.Duration;
 import java.util.Optional;
 
 /** The test's own view of the broker, through its HTTP API only. */
-final class BrokerApi {
+public final class BrokerApi {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     private final URI url;
 
-    BrokerApi(URI url) {
+    public BrokerApi(URI url) {
         this.url = url;
     }
 
     /** The queue as {@code GET /api/v1/resources/queues/:name} shows it, or empty on a 404. */
-    Optional<JsonNode> queue(String tenant, String name) throws Exception {
+    public Optional<JsonNode> queue(String tenant, String name) throws Exception {
         HttpResponse<String> r = send("GET", "/api/v1/resources/queues/" + name, tenant, null);
         if (r.statusCode() == 404) {
             return Optional.empty();
@@ -33,7 +33,7 @@ final class BrokerApi {
         return Optional.of(JSON.readTree(r.body()));
     }
 
-    HttpResponse<String> send(String method, String path, String tenant, String body) throws Exception {
+    public HttpResponse<String> send(String method, String path, String tenant, String body) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(url.resolve(path)).timeout(Duration.ofSeconds(30))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         if (body != null) {
