@@ -114,8 +114,11 @@ public final class ControlPlane implements AutoCloseable {
                     // Short resyncs: the scenarios wait on these controllers.
                     "--concurrent-gc-syncs", "5", "--namespace-sync-period", "10s")));
             awaitControllerManager(api, token, workDir, processes);
-            return new ControlPlane(workDir, api, token, processes, Duration.between(started, Instant.now()),
+            ControlPlane plane = new ControlPlane(workDir, api, token, processes, Duration.between(started, Instant.now()),
                     binaries.getFileName().toString());
+            // Also when the test JVM dies without JUnit closing it: no etcd or API server outlives its tests.
+            Runtime.getRuntime().addShutdownHook(new Thread(plane::close, "control-plane-stop"));
+            return plane;
         } catch (IOException | InterruptedException | RuntimeException e) {
             processes.forEach(ControlPlane::stop);
             throw e;
