@@ -115,7 +115,17 @@ class RolloutOnClusterIT {
         MOST_DOWN.set(0);
         setImage("queen-broker:2.0.0");
 
-        await().atMost(WAIT).until(() -> "queen-broker:2.0.0".equals(annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION)));
+        // Until the Job controller reports the schema Job done and the operator records it, no broker is touched.
+        await().atMost(WAIT).until(() -> {
+            boolean applied = "queen-broker:2.0.0".equals(annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION));
+            if (!applied) {
+                assertEquals(uidsBefore, brokerPods().stream().map(p -> p.getMetadata().getUid()).toList(),
+                        "a broker was replaced before the schema Job completed");
+            }
+            return applied;
+        });
+        assertTrue(schemaJobs().stream().anyMatch(j -> j.getSpec().getTemplate().getSpec().getContainers().getFirst().getImage()
+                .equals("queen-broker:2.0.0") && j.getStatus() != null && Integer.valueOf(1).equals(j.getStatus().getSucceeded())));
         await().atMost(WAIT).until(() -> rolledTo("queen-broker:2.0.0"));
         await().atMost(WAIT).until(() -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
         StatefulSet rolled = statefulSet();
