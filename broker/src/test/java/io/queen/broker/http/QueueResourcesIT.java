@@ -17,6 +17,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -27,6 +28,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -46,13 +48,17 @@ class QueueResourcesIT {
     static Broker broker;
 
     @BeforeAll
-    static void start() {
+    static void start() throws Exception {
         db = TestPostgres.freshDatabase("queue_resources");
-        // The periodic jobs run at most once, at boot (no queues yet), and not again during the tests:
-        // a stats refresh between the delete test's two counts once added the neighbour's stats rows.
+        // The periodic jobs run once soon after boot (within JobLoop.FIRST_TICK_SPREAD_MS, at a random
+        // moment) and not again during the tests: a stats refresh between the delete test's two counts
+        // once added the neighbour's stats rows. So the tests start after that first refresh, which
+        // always writes the system row.
         String hour = "3600000";
         broker = BrokerFixture.start(db, Map.of("QUEEN_TENANCY_HEADER", "true", "QUEEN_KV_TRUSTED_PROXY", "true",
-                "STATS_INTERVAL_MS", hour, "METRICS_FLUSH_MS", hour, "RETENTION_INTERVAL", hour));
+                "STATS_INTERVAL_MS", hour, "METRICS_FLUSH_MS", hour, "RETENTION_INTERVAL", hour,
+                "RETAINED_BYTES_INTERVAL_MS", hour));
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM queen.stats WHERE stat_type = 'system'") > 0);
     }
 
     @AfterAll
