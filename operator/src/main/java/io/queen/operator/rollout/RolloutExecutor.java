@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.policy.v1.EvictionBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -252,7 +253,9 @@ public class RolloutExecutor {
     private boolean remove(String namespace, String pod) {
         var resource = client.pods().inNamespace(namespace).withName(pod);
         if (evict) {
-            return resource.evict();
+            // policy/v1 by name: fabric8's evict() without an argument sends the older policy/v1beta1.
+            return resource.evict(new EvictionBuilder().withNewMetadata().withName(pod).withNamespace(namespace).endMetadata()
+                    .build());
         }
         resource.delete();
         return true;

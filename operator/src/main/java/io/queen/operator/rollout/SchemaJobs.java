@@ -62,9 +62,13 @@ public final class SchemaJobs {
      */
     public static String jobName(String statefulSet, String schemaKey) {
         String suffix = "-schema-" + shortHash(schemaKey);
-        String prefix = statefulSet.length() + suffix.length() <= MAX_NAME ? statefulSet
-                : statefulSet.substring(0, MAX_NAME - suffix.length()).replaceAll("[-.]+$", "");
-        return prefix + suffix;
+        if (statefulSet.length() + suffix.length() <= MAX_NAME) {
+            return statefulSet + suffix;
+        }
+        // Cut: the hash then covers the whole name too, so two StatefulSets that share the kept
+        // prefix never share a Job.
+        suffix = "-schema-" + shortHash(statefulSet + "/" + schemaKey);
+        return statefulSet.substring(0, MAX_NAME - suffix.length()).replaceAll("[-.]+$", "") + suffix;
     }
 
     public static Job build(StatefulSet sts, String schemaKey) {
@@ -125,6 +129,8 @@ public final class SchemaJobs {
                             .withTolerations(template.getTolerations())
                             .withAffinity(template.getAffinity())
                             .withPriorityClassName(template.getPriorityClassName())
+                            // The applier never calls the Kubernetes API; neither do the brokers.
+                            .withAutomountServiceAccountToken(template.getAutomountServiceAccountToken())
                             .addNewVolume().withName("tmp").withNewEmptyDir().withSizeLimit(new Quantity("64Mi"))
                                 .endEmptyDir().endVolume()
                             .withContainers(container)

@@ -21,6 +21,12 @@ class SchemaJobsTest {
     }
 
     @Test
+    void twoLongNamesWithTheSamePrefixGetTwoJobs() {
+        String prefix = "p".repeat(50);
+        assertNotEquals(SchemaJobs.jobName(prefix + "-east", "img"), SchemaJobs.jobName(prefix + "-west", "img"));
+    }
+
+    @Test
     void aCutNeverEndsOnADash() {
         String name = SchemaJobs.jobName("a".repeat(44) + "-rest-of-the-name", "img");
         assertTrue(!name.contains("--"), name);
