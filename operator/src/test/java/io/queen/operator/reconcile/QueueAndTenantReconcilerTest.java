@@ -12,11 +12,10 @@ import io.queen.operator.crd.QueenResources;
 import io.queen.operator.crd.Queue;
 import io.queen.operator.crd.QueueDeletionPolicy;
 import io.queen.operator.crd.QueueOptions;
-import io.queen.operator.crd.QueueSpec;
 import io.queen.operator.crd.Tenant;
 import io.queen.operator.crd.TenantDeletionPolicy;
 import io.queen.operator.crd.TenantReference;
-import io.queen.operator.crd.TenantSpec;
+import io.queen.operator.support.Declared;
 import io.queen.operator.support.FakeBroker;
 import io.queen.operator.support.OperatorHarness;
 import org.junit.jupiter.api.AfterEach;
@@ -290,24 +289,14 @@ class QueueAndTenantReconcilerTest {
     }
 
     private static Queue queue(String name, QueueDeletionPolicy policy) {
-        Queue queue = new Queue();
-        queue.getMetadata().setName(name);
-        queue.getMetadata().setNamespace(NS);
+        Queue queue = Declared.queue(NS, name, policy);
         queue.getMetadata().setAnnotations(new java.util.HashMap<>());
-        QueueSpec spec = new QueueSpec();
-        spec.setDeletionPolicy(policy);
-        queue.setSpec(spec);
         return queue;
     }
 
     private static Tenant tenant(String name, String id, TenantDeletionPolicy policy) {
-        Tenant tenant = new Tenant();
-        tenant.getMetadata().setName(name);
-        tenant.getMetadata().setNamespace(NS);
-        TenantSpec spec = new TenantSpec();
-        spec.setTenantId(id);
-        spec.setDeletionPolicy(policy);
-        tenant.setSpec(spec);
+        Tenant tenant = Declared.tenant(NS, name, policy);
+        tenant.getSpec().setTenantId(id);
         return tenant;
     }
 
