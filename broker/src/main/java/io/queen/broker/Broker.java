@@ -41,11 +41,13 @@ import io.queen.broker.http.Json;
 import io.queen.broker.http.MessagesHttpService;
 import io.queen.broker.http.MetricsHttpService;
 import io.queen.broker.http.QueueHttpService;
+import io.queen.broker.http.RequestTextFilter;
 import io.queen.broker.http.StatusHttpService;
 import io.queen.broker.http.SystemHttpService;
 import io.queen.broker.http.Tenancy;
 import io.queen.broker.http.TracesHttpService;
 import io.queen.broker.http.TransactionHttpService;
+import io.queen.broker.http.TransportErrors;
 import io.queen.broker.jobs.BackgroundJobs;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
@@ -117,6 +119,7 @@ public final class Broker implements AutoCloseable {
                     .host(settings.bindAddress())
                     .port(settings.port())
                     .maxPayloadSize(settings.maxBodyBytes())
+                    .directHandlers(TransportErrors.handlers(settings.maxBodyBytes()))
                     // Responses go out as headers then body; with Nagle on, the body waits for the
                     // client's delayed ACK (~40 ms on Linux) whenever the response spans writes.
                     .connectionOptions(o -> o.tcpNoDelay(true))
@@ -185,6 +188,7 @@ public final class Broker implements AutoCloseable {
 
     static void routing(HttpRouting.Builder routing, Services s, Tenancy tenancy) {
         ErrorMapping.register(routing);
+        routing.addFilter(new RequestTextFilter());
         routing.register(new HealthHttpService(s.database()));
         routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults(),
                 s.metrics(), s.switches(), s.spool()));

@@ -61,7 +61,7 @@ final class AckBatchBody {
         } catch (JsonProcessingException e) {
             throw new BadRequestException("bad body: invalid JSON: " + e.getOriginalMessage());
         } catch (IOException e) {
-            throw new BadRequestException("bad body: cannot read request body: " + e.getMessage());
+            throw new BadRequestException("bad body: the request body could not be parsed as JSON");
         }
         if (raw == null) {
             throw new BadRequestException("bad body: acknowledgments must be an array");

@@ -75,7 +75,7 @@ public final class ConsumerGroupAdminHttpService implements HttpService {
 
     /** {@code {<queue>: {conflation, partitions: [...]}}}; {@code {}} when the group holds no cursor. */
     private void detail(ServerRequest req, ServerResponse res) throws SQLException {
-        String group = req.path().pathParameters().get("group");
+        String group = Names.path(req, "group", Names.CONSUMER_GROUP);
         ObjectNode out = Json.object();
         for (ConsumerGroupStore.GroupCursor g : groups.cursors(tenancy.of(req), group)) {
             ObjectNode queue = (ObjectNode) out.get(g.queue());
@@ -93,7 +93,7 @@ public final class ConsumerGroupAdminHttpService implements HttpService {
     }
 
     private void deleteGroup(ServerRequest req, ServerResponse res) throws SQLException {
-        String group = req.path().pathParameters().get("group");
+        String group = Names.path(req, "group", Names.CONSUMER_GROUP);
         boolean deleteMetadata = new Params(req.query()).bool("deleteMetadata", true);
         ConsumerGroupStore.Deletion d = groups.delete(tenancy.of(req), group, null, deleteMetadata);
         Json.send(res, Status.OK_200, Json.object().put("success", true).put("consumerGroup", group)
@@ -101,9 +101,8 @@ public final class ConsumerGroupAdminHttpService implements HttpService {
     }
 
     private void deleteOnQueue(ServerRequest req, ServerResponse res) throws SQLException {
-        var path = req.path().pathParameters();
-        String group = path.get("group");
-        String queue = path.get("queue");
+        String group = Names.path(req, "group", Names.CONSUMER_GROUP);
+        String queue = Names.path(req, "queue", Names.QUEUE);
         boolean deleteMetadata = new Params(req.query()).bool("deleteMetadata", true);
         ConsumerGroupStore.Deletion d = groups.delete(tenancy.of(req), group, queue, deleteMetadata);
         Json.send(res, Status.OK_200, Json.object().put("success", true).put("consumerGroup", group)

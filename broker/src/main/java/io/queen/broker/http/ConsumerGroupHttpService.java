@@ -47,9 +47,8 @@ public final class ConsumerGroupHttpService implements HttpService {
     }
 
     private void seekQueue(ServerRequest req, ServerResponse res) throws SQLException {
-        var path = req.path().pathParameters();
-        String group = path.get("group");
-        String queue = path.get("queue");
+        String group = Names.path(req, "group", Names.CONSUMER_GROUP);
+        String queue = Names.path(req, "queue", Names.QUEUE);
         Target t = target(Json.optionalObject(req), false);
         int updated = seeks.seekQueue(tenancy.of(req), group, queue, t.toEnd(), t.timestamp());
         if (updated == 0) {
@@ -64,10 +63,9 @@ public final class ConsumerGroupHttpService implements HttpService {
     }
 
     private void seekPartition(ServerRequest req, ServerResponse res) throws SQLException {
-        var path = req.path().pathParameters();
-        String group = path.get("group");
-        String queue = path.get("queue");
-        String partition = path.get("partition");
+        String group = Names.path(req, "group", Names.CONSUMER_GROUP);
+        String queue = Names.path(req, "queue", Names.QUEUE);
+        String partition = Names.path(req, "partition", Names.PARTITION);
         // The dashboard's per-partition "skip to end" posts no body: an empty body means toEnd.
         Target t = target(Json.optionalObject(req), true);
         if (!seeks.seekPartition(tenancy.of(req), group, queue, partition, t.toEnd(), t.timestamp())) {
@@ -80,7 +78,7 @@ public final class ConsumerGroupHttpService implements HttpService {
     }
 
     private void subscription(ServerRequest req, ServerResponse res) throws SQLException {
-        String group = req.path().pathParameters().get("group");
+        String group = Names.path(req, "group", Names.CONSUMER_GROUP);
         JsonNode body = Json.optionalObject(req);
         JsonNode ts = body == null ? null : body.get("subscriptionTimestamp");
         if (ts == null || ts.isNull() || (ts.isTextual() && ts.asText().isEmpty())) {

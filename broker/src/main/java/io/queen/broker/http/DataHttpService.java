@@ -96,12 +96,6 @@ public final class DataHttpService implements HttpService {
     }
 
     /**
-     * PostgreSQL cannot store NUL in text, and a btree entry holds about 2.7 KB: past these a name
-     * fails in SQL, and since new partitions of a queue are created together, it is refused here.
-     */
-    static final int MAX_PARTITION_NAME_BYTES = 2048;
-
-    /**
      * One push item from its fields as sent (null when absent), validated.
      *
      * @param payload the item's payload exactly as sent, or null when the item has none
@@ -111,18 +105,13 @@ public final class DataHttpService implements HttpService {
         if (queueNode == null || !queueNode.isTextual() || queueNode.asText().isEmpty()) {
             throw new BadRequestException("bad body: items[" + index + "].queue is required (a non-empty string)");
         }
-        String queue = queueNode.asText();
+        String queue = bodyName(Names.QUEUE, queueNode.asText(), "items[" + index + "].queue");
         String partition = Tenants.DEFAULT_PARTITION;
         if (partitionNode != null && !partitionNode.isNull()) {
             if (!partitionNode.isTextual() || partitionNode.asText().isEmpty()) {
                 throw new BadRequestException("bad body: items[" + index + "].partition must be a non-empty string");
             }
-            partition = partitionNode.asText();
-            if (partition.indexOf('\u0000') >= 0
-                    || partition.getBytes(StandardCharsets.UTF_8).length > MAX_PARTITION_NAME_BYTES) {
-                throw new BadRequestException("bad body: items[" + index + "].partition must be at most "
-                        + MAX_PARTITION_NAME_BYTES + " bytes of UTF-8 without NUL characters");
-            }
+            partition = bodyName(Names.PARTITION, partitionNode.asText(), "items[" + index + "].partition");
         }
         if (payload == null) {
             throw new BadRequestException("bad body: items[" + index + "].payload is required");
@@ -132,10 +121,7 @@ public final class DataHttpService implements HttpService {
             if (!t.isTextual() || t.asText().isEmpty()) {
                 throw new BadRequestException("bad body: items[" + index + "].transactionId must be a non-empty string");
             }
-            txn = t.asText();
-            if (txn.getBytes(StandardCharsets.UTF_8).length > 65535) {
-                throw new BadRequestException("bad body: items[" + index + "].transactionId is longer than 65535 bytes");
-            }
+            txn = bodyName(Names.TRANSACTION_ID, t.asText(), "items[" + index + "].transactionId");
         }
         return new PushService.Item(queue, partition, payload, txn, null);
     }
@@ -166,12 +152,12 @@ public final class DataHttpService implements HttpService {
     }
 
     private void popQueue(ServerRequest req, ServerResponse res) throws Exception {
-        serve(res, popRequest(req, req.path().pathParameters().get("queue"), null));
+        serve(res, popRequest(req, Names.path(req, "queue", Names.QUEUE), null));
     }
 
     private void popPartition(ServerRequest req, ServerResponse res) throws Exception {
-        var path = req.path().pathParameters();
-        serve(res, popRequest(req, path.get("queue"), path.get("partition")));
+        serve(res, popRequest(req, Names.path(req, "queue", Names.QUEUE),
+                Names.path(req, "partition", Names.PARTITION)));
     }
 
     private void popDiscover(ServerRequest req, ServerResponse res) throws Exception {
@@ -206,10 +192,10 @@ public final class DataHttpService implements HttpService {
         if (batch < 0) {
             throw new BadRequestException("invalid query parameter batch=" + batch + ": must not be negative");
         }
-        String group = q.string("consumerGroup").orElse(Tenants.QUEUE_MODE);
-        String mode = q.string("subscriptionMode").orElse(defaults.subscriptionMode());
+        String group = q.name("consumerGroup", Names.CONSUMER_GROUP).orElse(Tenants.QUEUE_MODE);
+        String mode = q.name("subscriptionMode", Names.SUBSCRIPTION_MODE).orElse(defaults.subscriptionMode());
         Instant from = null;
-        String fromRaw = q.string("subscriptionFrom").orElse("");
+        String fromRaw = q.name("subscriptionFrom", Names.FILTER).orElse("");
         if (fromRaw.equals("now")) {
             mode = "new";
         } else if (!fromRaw.isEmpty()) {
@@ -230,7 +216,7 @@ public final class DataHttpService implements HttpService {
         Integer partitions = q.string("partitions").isPresent() ? q.integer("partitions", 1) : null;
         Boolean conflation = q.string("conflation").isPresent() ? q.bool("conflation", false) : null;
         return new PopService.Request(tenancy.of(req), queue, partition,
-                q.string("namespace").orElse(null), q.string("task").orElse(null),
+                q.name("namespace", Names.NAMESPACE).orElse(null), q.name("task", Names.TASK).orElse(null),
                 batch, q.string("batch").isPresent(), partitions, q.bool("autoAck", false), q.bool("wait", false),
                 q.integer("timeout", (int) defaults.timeoutMs()), lease, group, mode, from, conflation,
                 q.bool("autopilot", false));
@@ -328,7 +314,7 @@ public final class DataHttpService implements HttpService {
         if (!body.isObject()) {
             throw new BadRequestException("bad body: an ack object is required");
         }
-        String group = text(body, "consumerGroup", Tenants.QUEUE_MODE);
+        String group = Names.check(Names.CONSUMER_GROUP, text(body, "consumerGroup", Tenants.QUEUE_MODE));
         sendAckResults(res, ack.ack(tenancy.of(req), group, List.of(ackItem(body, 0))));
     }
 
@@ -337,10 +323,11 @@ public final class DataHttpService implements HttpService {
         try {
             raw = Json.rawBody(req);
         } catch (BadRequestException e) {
-            throw new BadRequestException("bad body: " + e.getMessage());
+            throw Json.asBadBody(e);
         }
         AckBatchBody.Parsed body = AckBatchBody.parse(raw);
         List<AckService.Item> items = body.items();
+        Names.check(Names.CONSUMER_GROUP, body.consumerGroup());
         sendAckResults(res, items.isEmpty() ? List.of() : ack.ack(tenancy.of(req), body.consumerGroup(), items));
     }
 
@@ -361,8 +348,12 @@ public final class DataHttpService implements HttpService {
         try {
             partitionId = UUID.fromString(partition);
         } catch (IllegalArgumentException e) {
-            throw new BadRequestException("bad body: partitionId \"" + partition + "\" is not a UUID");
+            throw new BadRequestException("bad body: partitionId is not a UUID");
         }
+        Names.check(Names.TRANSACTION_ID, transactionId);
+        Names.check(Names.LEASE_ID, leaseId);
+        Names.check(Names.FREE_TEXT, status, "status");
+        Names.check(Names.FREE_TEXT, error, "error");
         return new AckService.Item(transactionId, partitionId, AckDecision.normalise(status), leaseId, error);
     }
 
@@ -391,15 +382,19 @@ public final class DataHttpService implements HttpService {
     // ---------------------------------------------------------------- lease
 
     private void extendLease(ServerRequest req, ServerResponse res) throws SQLException {
-        String leaseId = req.path().pathParameters().get("leaseId");
+        String leaseId = Names.path(req, "leaseId", Names.LEASE_ID);
         int seconds = 60;
         try {
             JsonNode body = Json.body(req);
             if (body.hasNonNull("seconds") && body.get("seconds").canConvertToInt()) {
                 seconds = body.get("seconds").asInt();
             }
-        } catch (BadRequestException ignored) {
-            // Empty or non-JSON bodies mean the default, never a 400 (reference behaviour).
+        } catch (BadRequestException e) {
+            // Empty or non-JSON bodies mean the default, never a 400 (reference behaviour); a body
+            // whose framing broke leaves the connection unusable, so that one is refused.
+            if (e.closesConnection()) {
+                throw e;
+            }
         }
         LogStore.Renewal r = ack.renew(tenancy.of(req), leaseId, seconds);
         ObjectNode out = Json.object().put("leaseId", leaseId).put("success", r.renewed() > 0).put("renewed", r.renewed());
@@ -414,7 +409,16 @@ public final class DataHttpService implements HttpService {
         try {
             return Json.body(req);
         } catch (BadRequestException e) {
-            throw new BadRequestException("bad body: " + e.getMessage());
+            throw Json.asBadBody(e);
+        }
+    }
+
+    /** A name in the push body: refused as a "bad body", the push route's prefix for body errors. */
+    private static String bodyName(Names.Rule rule, String value, String where) {
+        try {
+            return Names.check(rule, value, where);
+        } catch (BadRequestException e) {
+            throw Json.asBadBody(e);
         }
     }
 

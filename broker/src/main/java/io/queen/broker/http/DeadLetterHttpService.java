@@ -52,8 +52,8 @@ public final class DeadLetterHttpService implements HttpService {
         }
         ObjectNode body = Json.object();
         ArrayNode messages = body.putArray("messages");
-        for (DeadLetterService.Listed l : deadLetters.list(tenancy.of(req), q.string("queue").orElse(null),
-                q.string("consumerGroup").orElse(null), limit, offset)) {
+        for (DeadLetterService.Listed l : deadLetters.list(tenancy.of(req), q.name("queue", Names.QUEUE).orElse(null),
+                q.name("consumerGroup", Names.CONSUMER_GROUP).orElse(null), limit, offset)) {
             AdminStore.DeadLetter d = l.row();
             String failedAt = Wire.timestamp(d.failedAt());
             ObjectNode m = messages.addObject()
@@ -81,7 +81,7 @@ public final class DeadLetterHttpService implements HttpService {
 
     private void purge(ServerRequest req, ServerResponse res) throws SQLException {
         Params q = new Params(req.query());
-        String queue = q.string("queue").orElse(null);
+        String queue = q.name("queue", Names.QUEUE).orElse(null);
         if (queue == null) {
             // Without a queue this would be a tenant-wide delete: refused.
             Json.send(res, Status.BAD_REQUEST_400, Json.object().put("success", false)
@@ -89,7 +89,7 @@ public final class DeadLetterHttpService implements HttpService {
                     .put("message", "A bulk dead-letter purge needs an exact queue name"));
             return;
         }
-        String group = q.string("consumerGroup").orElse(null);
+        String group = q.name("consumerGroup", Names.CONSUMER_GROUP).orElse(null);
         int deleted = deadLetters.purge(tenancy.of(req), queue, group);
         Json.send(res, Status.OK_200, Json.object().put("success", true).put("deleted", deleted)
                 .put("queue", queue).put("consumerGroup", group));
@@ -98,7 +98,7 @@ public final class DeadLetterHttpService implements HttpService {
     private void delete(ServerRequest req, ServerResponse res) throws SQLException {
         var path = req.path().pathParameters();
         String pid = path.get("partitionId");
-        String txn = path.get("transactionId");
+        String txn = Names.path(req, "transactionId", Names.TRANSACTION_ID);
         if (deadLetters.delete(tenancy.of(req), uuid(pid), txn) == 0) {
             // Live messages sit in immutable segments: only dead letters are deletable, so none is a 404.
             notFound(res, pid, txn, "No dead-letter row for this address. Live messages cannot be deleted");
@@ -111,7 +111,7 @@ public final class DeadLetterHttpService implements HttpService {
     private void replay(ServerRequest req, ServerResponse res) throws SQLException {
         var path = req.path().pathParameters();
         String pid = path.get("partitionId");
-        String txn = path.get("transactionId");
+        String txn = Names.path(req, "transactionId", Names.TRANSACTION_ID);
         DeadLetterService.Replay r = deadLetters.replay(tenancy.of(req), uuid(pid), txn);
         if (r == null) {
             notFound(res, pid, txn, "No dead-letter row for this address. Only dead letters can be replayed");

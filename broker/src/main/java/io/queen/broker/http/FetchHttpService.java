@@ -41,7 +41,7 @@ public final class FetchHttpService implements HttpService {
         try {
             body = Json.body(req);
         } catch (BadRequestException e) {
-            throw new BadRequestException("bad body: " + e.getMessage());
+            throw Json.asBadBody(e);
         }
         if (!body.isObject()) {
             throw new BadRequestException("bad body: a JSON object is required");
@@ -83,7 +83,9 @@ public final class FetchHttpService implements HttpService {
                         + " highWatermark / logStartOffset instead");
             }
             long maxBytes = integer(e, "maxBytes", FetchService.DEFAULT_MAX_BYTES);
-            entries.add(new FetchService.Entry(queue.asText(), partition(e.get("partition"), i), offset.asLong(),
+            entries.add(new FetchService.Entry(Names.check(Names.QUEUE, queue.asText(), "entries[" + i + "].queue"),
+                    Names.check(Names.PARTITION, partition(e.get("partition"), i), "entries[" + i + "].partition"),
+                    offset.asLong(),
                     (int) Math.clamp(maxBytes, 1, FetchService.MAX_BYTES_PER_ENTRY)));
         }
         return entries;

@@ -44,7 +44,8 @@ public final class HealthHttpService implements HttpService {
                     + " does not answer: " + e.getMessage());
             body.put("status", "unhealthy").put("database", "disconnected");
             body.put("engine", ENGINE).put("version", Version.VALUE);
-            body.put("reason", String.valueOf(e.getMessage()));
+            // The driver's text stays in the log line above; the answer says what failed in plain terms.
+            body.put("reason", "the database does not answer");
             Json.send(res, Status.SERVICE_UNAVAILABLE_503, body);
         }
     }

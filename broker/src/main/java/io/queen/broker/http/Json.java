@@ -71,11 +71,12 @@ public final class Json {
         } catch (JsonProcessingException e) {
             throw new BadRequestException("bad body: invalid JSON: " + e.getOriginalMessage());
         } catch (IOException e) {
-            throw new BadRequestException("bad body: " + e.getMessage());
+            throw new BadRequestException("bad body: the request body could not be parsed as JSON");
         }
         if (body == null || body.isNull()) {
             return null;
         }
+        requireStorable(body, "");
         if (!body.isObject()) {
             throw new BadRequestException("bad body: a JSON object is required");
         }
@@ -89,36 +90,99 @@ public final class Json {
             if (bytes.length == 0) {
                 throw new BadRequestException("request body is empty; a JSON object is required");
             }
-            return MAPPER.readTree(bytes);
+            JsonNode tree = MAPPER.readTree(bytes);
+            requireStorable(tree, "");
+            return tree;
         } catch (JsonProcessingException e) {
             throw new BadRequestException("invalid JSON: " + e.getOriginalMessage());
         } catch (IOException e) {
-            throw new BadRequestException("cannot read request body: " + e.getMessage());
+            throw new BadRequestException("cannot read request body as JSON");
         }
+    }
+
+    /**
+     * Every string and member name of a body must be storable text ({@link Names#storable}), except
+     * inside a {@code payload}, which is stored as the bytes sent and never as PostgreSQL text.
+     */
+    static void requireStorable(JsonNode node, String at) {
+        if (node.isTextual()) {
+            String why = Names.storable(node.textValue());
+            if (why != null) {
+                throw new BadRequestException("invalid value " + (at.isEmpty() ? "of the body" : "at " + at) + ": " + why);
+            }
+        } else if (node.isArray()) {
+            for (int i = 0; i < node.size(); i++) {
+                requireStorable(node.get(i), at + "[" + i + "]");
+            }
+        } else if (node.isObject()) {
+            var fields = node.fields();
+            while (fields.hasNext()) {
+                var f = fields.next();
+                String name = f.getKey();
+                String where = at.isEmpty() ? name : at + "." + name;
+                String why = Names.storable(name);
+                if (why != null) {
+                    throw new BadRequestException("invalid member name in " + (at.isEmpty() ? "body" : at) + ": " + why);
+                }
+                if (!name.equals("payload")) {
+                    requireStorable(f.getValue(), where);
+                }
+            }
+        }
+    }
+
+    /** The refusal as a "bad body" one (routes whose contract prefixes body errors so), keeping its kind. */
+    static BadRequestException asBadBody(BadRequestException e) {
+        return e.getMessage().startsWith("bad body:") ? e : new BadRequestException("bad body: " + e.getMessage());
     }
 
     /**
      * The request body's bytes. With a Content-Length (which the server has already checked against
      * the body size limit, QUEEN_MAX_BODY_BYTES) they are read straight into one array of that size;
      * readAllBytes collects 16 KB chunks and copies them again, a second pass over every 100 KB push.
+     * A body whose framing breaks while it is read (a chunk size that is not hex, a connection cut
+     * short) is a {@link MalformedRequestException}; a body in UTF-16 or UTF-32 is refused, since
+     * JSON bodies are UTF-8 and payloads are stored as the bytes sent.
      */
     public static byte[] rawBody(ServerRequest req) {
+        byte[] bytes;
         try (InputStream in = req.content().inputStream()) {
             OptionalLong declared = req.headers().contentLength();
             if (declared.isEmpty() || declared.getAsLong() > Integer.MAX_VALUE - 8) {
-                return in.readAllBytes();
+                bytes = in.readAllBytes();
+            } else {
+                int length = (int) declared.getAsLong();
+                // readNBytes(int) would chunk and copy as well; this overload fills the given array.
+                bytes = new byte[length];
+                int read = in.readNBytes(bytes, 0, length);
+                if (read < length) {
+                    throw new MalformedRequestException("bad body: " + read + " of " + length
+                            + " declared bytes arrived");
+                }
             }
-            int length = (int) declared.getAsLong();
-            // readNBytes(int) would chunk and copy as well; this overload fills the given array.
-            byte[] bytes = new byte[length];
-            int read = in.readNBytes(bytes, 0, length);
-            if (read < length) {
-                throw new BadRequestException("cannot read request body: " + read + " of "
-                        + length + " declared bytes arrived");
-            }
-            return bytes;
-        } catch (IOException e) {
-            throw new BadRequestException("cannot read request body: " + e.getMessage());
+        } catch (BadRequestException | io.helidon.http.HttpException | io.helidon.http.RequestException e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            throw new MalformedRequestException("bad body: the request body could not be read"
+                    + " (broken chunked framing or a connection cut short)");
+        }
+        requireUtf8Json(bytes);
+        return bytes;
+    }
+
+    /**
+     * JSON text starting with a byte-order mark or a NUL in its first four bytes is UTF-16 or UTF-32
+     * (RFC 8259 section 8.1 requires UTF-8 between systems).
+     */
+    private static void requireUtf8Json(byte[] b) {
+        boolean bom16 = b.length >= 2 && ((b[0] == (byte) 0xFE && b[1] == (byte) 0xFF)
+                || (b[0] == (byte) 0xFF && b[1] == (byte) 0xFE));
+        boolean nulAhead = false;
+        for (int i = 0; i < Math.min(4, b.length); i++) {
+            nulAhead |= b[i] == 0;
+        }
+        if (bom16 || nulAhead) {
+            throw new BadRequestException("bad body: JSON bodies must be UTF-8 (this one looks like UTF-16 or UTF-32)");
         }
     }
 }

@@ -65,7 +65,7 @@ public final class MessagesHttpService implements HttpService {
     private void read(ServerRequest req, ServerResponse res) throws SQLException {
         var path = req.path().pathParameters();
         String pid = path.get("partitionId");
-        String txn = path.get("transactionId");
+        String txn = Names.path(req, "transactionId", Names.TRANSACTION_ID);
         MessageBrowseService.Message m;
         try {
             m = messages.read(tenancy.of(req), uuid(pid), txn);
@@ -111,7 +111,7 @@ public final class MessagesHttpService implements HttpService {
     }
 
     private static MessageStore.Filter filter(Params q) {
-        String status = q.string("status").orElse(null);
+        String status = q.name("status", Names.FILTER).orElse(null);
         if (status != null && !STATUSES.contains(status)) {
             throw new BadRequestException("invalid query parameter status=" + status
                     + ": expected pending, processing, completed or dead_letter");
@@ -123,9 +123,9 @@ public final class MessagesHttpService implements HttpService {
                     + ": must not be negative");
         }
         // The reference's older route spelled namespace "ns"; both are accepted, namespace wins.
-        String namespace = q.string("namespace").or(() -> q.string("ns")).orElse(null);
-        return new MessageStore.Filter(q.string("queue").orElse(null), q.string("partition").orElse(null),
-                namespace, q.string("task").orElse(null), status, instant(q, "from"), instant(q, "to"), limit, offset);
+        String namespace = q.name("namespace", Names.NAMESPACE).or(() -> q.name("ns", Names.NAMESPACE)).orElse(null);
+        return new MessageStore.Filter(q.name("queue", Names.QUEUE).orElse(null), q.name("partition", Names.PARTITION).orElse(null),
+                namespace, q.name("task", Names.TASK).orElse(null), status, instant(q, "from"), instant(q, "to"), limit, offset);
     }
 
     private static Instant instant(Params q, String name) {

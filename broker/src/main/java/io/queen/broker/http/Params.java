@@ -17,6 +17,11 @@ final class Params {
         return query.first(name).asOptional().filter(s -> !s.isEmpty());
     }
 
+    /** A query parameter that names something: absent or empty is empty, else checked by {@code rule}. */
+    Optional<String> name(String name, Names.Rule rule) {
+        return string(name).map(v -> Names.check(rule, v, "query parameter " + name));
+    }
+
     int integer(String name, int fallback) {
         Optional<String> v = string(name);
         if (v.isEmpty()) {

@@ -57,7 +57,13 @@ public final class QueueHttpService implements HttpService {
         }
         // Decided before anything is written: a rejected mode must not configure in the other meaning.
         boolean replace = replaceMode(body.get("mode"));
-        QueueAdminService.Configured r = queues.configure(tenant, queue.asText(), optionsBag(body), replace);
+        ObjectNode bag = optionsBag(body);
+        for (Names.Rule label : List.of(Names.NAMESPACE, Names.TASK)) {
+            if (bag.path(label.field()).isTextual()) {
+                Names.check(label, bag.get(label.field()).asText());
+            }
+        }
+        QueueAdminService.Configured r = queues.configure(tenant, Names.check(Names.QUEUE, queue.asText()), bag, replace);
         Json.send(res, r.refused() ? Status.BAD_REQUEST_400 : Status.OK_200, r.body());
     }
 
@@ -111,13 +117,13 @@ public final class QueueHttpService implements HttpService {
     }
 
     private void detail(ServerRequest req, ServerResponse res) throws SQLException {
-        String queue = req.path().pathParameters().get("queue");
+        String queue = Names.path(req, "queue", Names.QUEUE);
         Json.send(res, Status.OK_200, found(queues.detail(tenancy.of(req), queue)));
     }
 
     private void depth(ServerRequest req, ServerResponse res) throws SQLException {
-        String queue = req.path().pathParameters().get("queue");
-        String group = new Params(req.query()).string("group").orElse(null);
+        String queue = Names.path(req, "queue", Names.QUEUE);
+        String group = new Params(req.query()).name("group", Names.CONSUMER_GROUP).orElse(null);
         Json.send(res, Status.OK_200, found(queues.depth(tenancy.of(req), queue, group)));
     }
 
@@ -143,7 +149,7 @@ public final class QueueHttpService implements HttpService {
     // ---------------------------------------------------------------- delete
 
     private void delete(ServerRequest req, ServerResponse res) throws SQLException {
-        String queue = req.path().pathParameters().get("queue");
+        String queue = Names.path(req, "queue", Names.QUEUE);
         QueueAdminService.Deleted d = queues.delete(tenancy.of(req), queue);
         ObjectNode body = (ObjectNode) d.body();
         if (!d.existed()) {
@@ -187,7 +193,7 @@ public final class QueueHttpService implements HttpService {
             if (!e.isObject() || !e.path("queue").isTextual()) {
                 throw new BadRequestException("bad body: entry " + i + " needs a queue (a string)");
             }
-            String queue = e.get("queue").asText();
+            String queue = Names.check(Names.QUEUE, e.get("queue").asText(), "entries[" + i + "].queue");
             if (queue.isEmpty()) {
                 throw new BadRequestException("bad body: entry " + i + " has an empty queue name");
             }

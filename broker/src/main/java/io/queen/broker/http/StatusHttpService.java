@@ -76,7 +76,7 @@ public final class StatusHttpService implements HttpService {
 
     private void queue(ServerRequest req, ServerResponse res) throws SQLException {
         UUID tenant = tenancy.of(req);
-        String name = req.path().pathParameters().get("queue");
+        String name = Names.path(req, "queue", Names.QUEUE);
         String detail = observability.queueDetail(tenant, name);
         if (detail == null) {
             throw new NotFoundException("Queue not found");
@@ -89,7 +89,7 @@ public final class StatusHttpService implements HttpService {
         Params q = new Params(req.query());
         ObservabilityService.Window w = TimeWindows.window(q, Duration.ofHours(24));
         // An unknown interval falls back to hour, as in the reference.
-        String interval = q.string("interval").map(s -> s.trim().toLowerCase(Locale.ROOT))
+        String interval = q.name("interval", Names.FILTER).map(s -> s.trim().toLowerCase(Locale.ROOT))
                 .filter(INTERVALS::contains).orElse("hour");
         long buckets = Duration.between(w.from(), w.to()).getSeconds() / switch (interval) {
             case "minute" -> 60L;
@@ -138,8 +138,8 @@ public final class StatusHttpService implements HttpService {
     }
 
     private static ObservabilityService.Scope scope(Params q) {
-        return new ObservabilityService.Scope(q.string("queue").orElse(null), q.string("namespace").orElse(null),
-                q.string("task").orElse(null));
+        return new ObservabilityService.Scope(q.name("queue", Names.QUEUE).orElse(null), q.name("namespace", Names.NAMESPACE).orElse(null),
+                q.name("task", Names.TASK).orElse(null));
     }
 
     private static JsonNode parse(String json) {

@@ -83,7 +83,7 @@ public final class TracesHttpService implements HttpService {
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("traces");
         for (TraceStore.Trace t : traces.ofMessage(tenancy.of(req), uuid(path.get("partitionId")),
-                path.get("transactionId"))) {
+                Names.path(req, "transactionId", Names.TRANSACTION_ID))) {
             ObjectNode o = out.addObject().put("id", t.id().toString()).put("event_type", t.eventType());
             o.set("data", json(t.dataJson()));
             o.put("consumer_group", t.consumerGroup()).put("worker_id", t.workerId())
@@ -98,7 +98,7 @@ public final class TracesHttpService implements HttpService {
         int limit = q.integer("limit", 100);
         int offset = q.integer("offset", 0);
         checkPage(limit, offset);
-        TraceService.NamedPage page = traces.byName(tenancy.of(req), req.path().pathParameters().get("traceName"),
+        TraceService.NamedPage page = traces.byName(tenancy.of(req), Names.path(req, "traceName", Names.TRACE_NAME),
                 limit, offset);
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("traces");
@@ -159,7 +159,7 @@ public final class TracesHttpService implements HttpService {
             return List.of();
         }
         if (value.isTextual()) {
-            return List.of(value.asText());
+            return List.of(Names.check(Names.TRACE_NAME, value.asText(), "traceNames[]"));
         }
         List<String> out = new ArrayList<>();
         if (value.isArray()) {
@@ -167,7 +167,7 @@ public final class TracesHttpService implements HttpService {
                 if (!n.isTextual()) {
                     throw new BadRequestException("bad body: traceNames must be a string or an array of strings");
                 }
-                out.add(n.asText());
+                out.add(Names.check(Names.TRACE_NAME, n.asText(), "traceNames[]"));
             }
             return out;
         }

@@ -48,7 +48,7 @@ public final class TransactionHttpService implements HttpService {
             if (required != null && required.isArray()) {
                 required.forEach(l -> {
                     if (l.isTextual() && !l.asText().isEmpty()) {
-                        leases.add(l.asText());
+                        leases.add(Names.check(Names.LEASE_ID, l.asText(), "requiredLeases[]"));
                     }
                 });
             }
@@ -119,6 +119,7 @@ public final class TransactionHttpService implements HttpService {
                     AckService.Item item = DataHttpService.ackItem(op, i);
                     String group = op.hasNonNull("consumerGroup") && !op.get("consumerGroup").asText().isEmpty()
                             ? op.get("consumerGroup").asText() : Tenants.QUEUE_MODE;
+                    Names.check(Names.CONSUMER_GROUP, group, "operations[" + i + "].consumerGroup");
                     ops.add(new TransactionService.AckOp(ops.size(), item, group));
                 }
                 default -> throw new BadRequestException("operations[" + i + "]: unknown operation type \"" + type + "\"");
@@ -153,6 +154,9 @@ public final class TransactionHttpService implements HttpService {
                 // The reference drops a traceId that is not a UUID.
             }
         }
-        return new PushService.Item(queue.asText(), partition, Json.bytes(payload), txn, trace);
+        String where = "operations[" + opIndex + "].";
+        return new PushService.Item(Names.check(Names.QUEUE, queue.asText(), where + "queue"),
+                Names.check(Names.PARTITION, partition, where + "partition"), Json.bytes(payload),
+                Names.check(Names.TRANSACTION_ID, txn, where + "transactionId"), trace);
     }
 }

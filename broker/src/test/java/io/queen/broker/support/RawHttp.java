@@ -70,7 +70,7 @@ public final class RawHttp {
      * Declares {@code declared} body bytes and sends them in pieces, reading the answer as soon as
      * the server gives one: a client that is still sending when the broker refuses the body.
      */
-    public Answer streamLargeBody(String target, long declared) {
+    public Answer streamLargeBody(String target, long declared, boolean stopWhenAnswered) {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
             s.setSoTimeout(30_000);
@@ -83,7 +83,7 @@ public final class RawHttp {
             InputStream in = s.getInputStream();
             try {
                 while (sent < declared) {
-                    if (in.available() > 0) {
+                    if (stopWhenAnswered && in.available() > 0) {
                         break;
                     }
                     int n = (int) Math.min(chunk.length, declared - sent);
