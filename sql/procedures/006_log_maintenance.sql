@@ -308,6 +308,14 @@ $$;
 -- row lock re-check (EvalPlanQual) covers the row's own columns but not the
 -- NOT EXISTS legs; a push needs the same lock to add a segment, so nothing
 -- slips in between the re-check and the delete.
+-- The parent queue rows are taken FOR KEY SHARE in the same SKIP LOCKED
+-- statement. The delete trigger counts the reclaimed partitions into
+-- queue_lag_metrics, whose foreign key needs that lock: taken only there, it
+-- came after the partition locks (partition -> queue, against seed 000's
+-- order) and deadlocked a queue delete, which holds the queue and waits for
+-- the partition. Held up front, a queue being deleted or purged is stepped
+-- over like a busy partition, and a queue held here cannot vanish before this
+-- step commits. The statement never waits, so the order inside it is moot.
 -- Deleting the row cascades its cursors (and its segments, none by definition);
 -- log_txns has no foreign key and is deleted explicitly, together with the
 -- partition's stat row (no foreign key either). One retention_history row
@@ -334,11 +342,13 @@ BEGIN
     FROM (
         SELECT p.id
         FROM queen.log_partitions p
+        JOIN queen.queues q ON q.id = p.queue_id
         WHERE p.created_at < p_cutoff
           AND p.last_write_at < p_cutoff
           AND queen.log_partition_dead_v1(p.id, p_cutoff)
         ORDER BY p.id
         LIMIT v_rows
+        FOR KEY SHARE OF q SKIP LOCKED
         FOR UPDATE OF p SKIP LOCKED
     ) c;
 
@@ -352,6 +362,11 @@ BEGIN
 
     IF v_dead IS NOT NULL THEN
         DELETE FROM queen.log_txns t WHERE t.partition_id = ANY (v_dead);
+        -- In partition order, the order the stats refresh upserts these rows in.
+        PERFORM 1 FROM queen.stats s
+         WHERE s.stat_type = 'partition' AND s.partition_id = ANY (v_dead)
+         ORDER BY s.partition_id
+           FOR UPDATE;
         DELETE FROM queen.stats s WHERE s.stat_type = 'partition' AND s.partition_id = ANY (v_dead);
         INSERT INTO queen.retention_history (partition_id, messages_deleted, retention_type)
         SELECT u, 0, '__partition_deleted__' FROM unnest(v_dead) u;

@@ -31,8 +31,20 @@
 -- 'partition' rows come first; 'queue' rows are sums of them, and the
 -- namespace, task and system rows sums of those.
 -- Rates are deltas against the previous row, over at least 3 s.
--- Returns {"partitions","queues","namespaces","tasks": rows written}; an idle
--- partition's row is rewritten once a minute rather than every cycle.
+-- Returns {"partitions","queues","namespaces","tasks": rows written,
+-- "skipped": names of the queues left out}; an idle partition's row is
+-- rewritten once a minute rather than every cycle.
+--
+-- Queues that vanish under the refresh (queue delete, tenant purge). The
+-- first statement takes the queue rows FOR KEY SHARE SKIP LOCKED, and only
+-- the queues it holds get partition and queue rows this pass. Held, a queue
+-- cannot be deleted until the refresh commits, so the stats foreign key and
+-- the delete's cascade into queen.stats never race an insert here. A queue a
+-- deleter already holds (or a /configure FOR UPDATE, for its few ms) is
+-- skipped, its rows left as they are, and refreshed at the next pass. Lock
+-- order (seed 000): queen.queues first, then the leaf queen.stats rows, as a
+-- queue delete takes them; SKIP LOCKED means this statement never waits, and
+-- the stats rows after it are taken in (stat_type, key) order.
 -- -----------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.log_stats_refresh_v1()
 RETURNS jsonb
@@ -42,7 +54,21 @@ DECLARE
     v_queues integer := 0;
     v_namespaces integer := 0;
     v_tasks integer := 0;
+    v_live uuid[];
+    v_skipped text[];
 BEGIN
+    -- The queues this pass writes, held until it commits; see the header.
+    WITH seen AS (
+        SELECT q.id, q.name FROM queen.queues q
+    ), held AS (
+        SELECT q.id FROM queen.queues q ORDER BY q.id FOR KEY SHARE SKIP LOCKED
+    )
+    SELECT COALESCE(array_agg(h.id ORDER BY h.id) FILTER (WHERE h.id IS NOT NULL), '{}'),
+           COALESCE(array_agg(s.name ORDER BY s.name) FILTER (WHERE h.id IS NULL), '{}')
+      INTO v_live, v_skipped
+      FROM seen s
+      FULL JOIN held h ON h.id = s.id;
+
     -- Rows of partitions, namespaces and tasks that no longer exist.
     DELETE FROM queen.stats s
     WHERE s.stat_type = 'partition'
@@ -98,6 +124,7 @@ BEGIN
                     FROM queen.log_dlq dl
                     GROUP BY dl.partition_id
                 ) d ON d.partition_id = lp.id
+                WHERE lp.queue_id = ANY (v_live)
             ) p
         ) w
     ) x
@@ -171,6 +198,7 @@ BEGIN
         WHERE ps.stat_type = 'partition'
         GROUP BY ps.queue_id
     ) a ON a.queue_id = q.id
+    WHERE q.id = ANY (v_live)
     ORDER BY q.id
     ON CONFLICT (stat_type, stat_key) DO UPDATE SET
         queue_id = EXCLUDED.queue_id,
@@ -275,7 +303,8 @@ BEGIN
         last_computed_at = EXCLUDED.last_computed_at;
 
     RETURN jsonb_build_object('partitions', v_partitions, 'queues', v_queues,
-                              'namespaces', v_namespaces, 'tasks', v_tasks);
+                              'namespaces', v_namespaces, 'tasks', v_tasks,
+                              'skipped', to_jsonb(v_skipped));
 END;
 $$;
 
@@ -302,9 +331,16 @@ $$;
 -- scan queen.log_segments (octet_length of a STORAGE EXTERNAL blob reads the
 -- TOAST pointer, not the data), hence its own slow cadence rather than an index
 -- on the push path's table. The scan runs first, holding no row locks; only
--- then are the stat rows locked, in queue id order, and written. A queue with
--- no segments is written 0, never skipped; a queue whose stat row the refresh
--- has not created yet is filled at the next pass.
+-- then are the queue rows taken FOR KEY SHARE SKIP LOCKED and the stat rows of
+-- the queues held locked, in queue id order, and written. A queue with no
+-- segments is written 0, never skipped; a queue whose stat row the refresh
+-- has not created yet is filled at the next pass. A queue deleted since the
+-- scan, or held by a delete or a tenant purge right now, is left out: waiting
+-- for the stat row a purge's cascade holds, while the stats refresh waits for
+-- a stat row held here and the purge for a queue the refresh holds, was a
+-- three-way deadlock. Holding the queue, no deleter holds its stat row, so
+-- this lane only ever waits for the refresh, which takes the same rows in the
+-- same order.
 -- Returns {"queuesUpdated": n, "bytesTotal": b, "segmentsTotal": s}.
 -- -----------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.log_refresh_retained_bytes_v1()
@@ -314,6 +350,7 @@ DECLARE
     v_queue_ids uuid[];
     v_bytes bigint[];
     v_segments bigint[];
+    v_held uuid[];
     v_updated integer := 0;
 BEGIN
     SELECT COALESCE(array_agg(t.id ORDER BY t.id), '{}'),
@@ -331,9 +368,15 @@ BEGIN
         ) b ON b.queue_id = q.id
       ) t;
 
+    SELECT COALESCE(array_agg(h.id ORDER BY h.id), '{}') INTO v_held
+      FROM (SELECT q.id FROM queen.queues q
+             WHERE q.id = ANY (v_queue_ids)
+             ORDER BY q.id
+               FOR KEY SHARE SKIP LOCKED) h;
+
     PERFORM 1
       FROM queen.stats st
-     WHERE st.stat_type = 'queue' AND st.queue_id = ANY (v_queue_ids)
+     WHERE st.stat_type = 'queue' AND st.queue_id = ANY (v_held)
      ORDER BY st.queue_id
        FOR UPDATE;
 
@@ -341,7 +384,7 @@ BEGIN
        SET retained_bytes = u.bytes,
            segment_count = u.segments
       FROM unnest(v_queue_ids, v_bytes, v_segments) AS u(queue_id, bytes, segments)
-     WHERE st.stat_type = 'queue' AND st.queue_id = u.queue_id;
+     WHERE st.stat_type = 'queue' AND st.queue_id = u.queue_id AND u.queue_id = ANY (v_held);
     GET DIAGNOSTICS v_updated = ROW_COUNT;
 
     RETURN jsonb_build_object(

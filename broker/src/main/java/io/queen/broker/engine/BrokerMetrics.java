@@ -1,13 +1,18 @@
 package io.queen.broker.engine;
 
 import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 /**
  * In-process counters of this broker since it started (api-management.md 8.3 and 8.4): every HTTP
- * request, and push / pop / ack requests with the messages they carried. Counters only grow; a
- * collector that wants per-minute figures diffs two {@link #snapshot()}s. Thread-safe and cheap on
+ * request, push / pop / ack requests with the messages they carried, and the runs and failed runs
+ * of each background cycle. Counters only grow; a collector that wants per-minute figures diffs
+ * two {@link #snapshot()}s. Thread-safe and cheap on
  * the hot path ({@link LongAdder}); the two rates cover the last minute.
  */
 public final class BrokerMetrics {
@@ -35,6 +40,7 @@ public final class BrokerMetrics {
     private final LongAdder ackMessages = new LongAdder();
     private final LongAdder ackSuccess = new LongAdder();
     private final LongAdder ackFailed = new LongAdder();
+    private final Map<String, CycleCounters> cycles = new ConcurrentHashMap<>();
     private final RateWindow requestRate;
     private final RateWindow messageRate;
 
@@ -87,6 +93,39 @@ public final class BrokerMetrics {
         ackSuccess.add(ok);
         ackFailed.add(results.size() - ok);
         messageRate.add(results.size());
+    }
+
+    /** Runs of one background cycle on this broker: every run that executed, and those that failed. */
+    public record CycleCount(long runs, long failures) {
+    }
+
+    /**
+     * One run of the background cycle {@code cycle} (the job name, e.g. {@code stats-refresh})
+     * ended; {@code failed} when it threw. Turns this replica did not win are not runs.
+     */
+    public void cycleRan(String cycle, boolean failed) {
+        CycleCounters c = cycles.computeIfAbsent(cycle, k -> new CycleCounters());
+        c.runs.increment();
+        if (failed) {
+            c.failures.increment();
+        }
+    }
+
+    /** Makes the cycle's counters exist at 0 before its first run, so a scrape sees every cycle. */
+    public void cycleRegistered(String cycle) {
+        cycles.computeIfAbsent(cycle, k -> new CycleCounters());
+    }
+
+    /** Per cycle name, sorted by name. */
+    public SortedMap<String, CycleCount> cycles() {
+        SortedMap<String, CycleCount> out = new TreeMap<>();
+        cycles.forEach((name, c) -> out.put(name, new CycleCount(c.runs.sum(), c.failures.sum())));
+        return out;
+    }
+
+    private static final class CycleCounters {
+        final LongAdder runs = new LongAdder();
+        final LongAdder failures = new LongAdder();
     }
 
     public Counters snapshot() {

@@ -36,6 +36,10 @@ import java.util.logging.Logger;
  * (process counters, pool, maintenance and spool, JVM), then the database-backed families of one call to
  * queen.get_prometheus_metrics_v1; when that call fails those families are absent and the
  * scrape still answers 200, so a database outage never blinds the process metrics.
+ * The process families include {@code queen_background_cycle_runs_total} and
+ * {@code queen_background_cycle_failures_total}, labelled {@code cycle} (retention, stats-refresh,
+ * retained-bytes, metrics): runs of each background cycle on this process and those that failed;
+ * a growing failure count is a cycle that keeps failing (its WARNING log says why).
  */
 public final class MetricsHttpService implements HttpService {
     private static final Logger LOG = Logger.getLogger(MetricsHttpService.class.getName());
@@ -144,6 +148,12 @@ public final class MetricsHttpService implements HttpService {
         counter(t, "queen_process_pop_messages_total", "Messages popped by this process", c.popMessages());
         counter(t, "queen_process_ack_messages_total", "Messages acked by this process", c.ackMessages());
         counter(t, "queen_process_http_requests_total", "HTTP requests routed by this process", c.httpRequests());
+        var cycles = metrics.cycles();
+        t.family("queen_background_cycle_runs_total", "counter", "Background cycle runs on this process, by cycle");
+        cycles.forEach((cycle, n) -> t.sample(n.runs(), "cycle", cycle));
+        t.family("queen_background_cycle_failures_total", "counter",
+                "Background cycle runs on this process that failed, by cycle");
+        cycles.forEach((cycle, n) -> t.sample(n.failures(), "cycle", cycle));
     }
 
     private void poolFamilies(PrometheusText t) {

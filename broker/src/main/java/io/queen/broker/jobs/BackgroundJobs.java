@@ -21,7 +21,9 @@ import java.util.logging.Logger;
  *   <li>per replica: the metrics collector (METRICS_FLUSH_MS) writing worker_metrics and
  *       system_metrics.</li>
  * </ul>
- * Each runs on its own named daemon thread ({@code queen-job-<name>}).
+ * Each runs on its own named daemon thread ({@code queen-job-<name>}); its runs and failed runs
+ * are counted per name ({@code retention}, {@code stats-refresh}, {@code retained-bytes},
+ * {@code metrics}) in {@link BrokerMetrics}.
  */
 public final class BackgroundJobs implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(BackgroundJobs.class.getName());
@@ -48,13 +50,14 @@ public final class BackgroundJobs implements AutoCloseable {
         long floor = settings.floorMs();
         List<JobLoop> loops = new ArrayList<>();
         loops.add(singleton(database, RETENTION, settings.retentionIntervalMs(), floor, holder,
-                new RetentionCycle(database, settings)));
+                new RetentionCycle(database, settings), metrics));
         loops.add(singleton(database, STATS_REFRESH, settings.statsIntervalMs(), floor, holder,
-                new StatsRefreshCycle(database)));
+                new StatsRefreshCycle(database), metrics));
         loops.add(singleton(database, RETAINED_BYTES, settings.retainedBytesIntervalMs(), floor, holder,
-                new RetainedBytesCycle(database)));
+                new RetainedBytesCycle(database), metrics));
         loops.add(new JobLoop("metrics", MetricsCollector.tickMs(settings.metricsFlushMs()), Turn.EVERY_TIME,
-                new MetricsCollector(database, metrics, parked, settings.serverId(), port, settings.metricsFlushMs())));
+                new MetricsCollector(database, metrics, parked, settings.serverId(), port, settings.metricsFlushMs()),
+                metrics));
         loops.forEach(JobLoop::start);
         LOG.info(() -> "background jobs started as " + holder + ": retention every " + settings.retentionIntervalMs()
                 + " ms (batch " + settings.retentionBatchSize() + ", partition cleanup "
@@ -66,9 +69,9 @@ public final class BackgroundJobs implements AutoCloseable {
     }
 
     private static JobLoop singleton(Database database, String task, long periodMs, long floorMs, String holder,
-                                     Cycle cycle) {
+                                     Cycle cycle, BrokerMetrics metrics) {
         return new JobLoop(task.replace('_', '-'), LeaseTurn.pollMs(periodMs, floorMs),
-                new LeaseTurn(database, task, periodMs, holder), cycle);
+                new LeaseTurn(database, task, periodMs, holder), cycle, metrics);
     }
 
     /** Stops every loop after its current run. Call before the pool closes. */

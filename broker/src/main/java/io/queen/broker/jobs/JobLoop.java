@@ -1,5 +1,7 @@
 package io.queen.broker.jobs;
 
+import io.queen.broker.engine.BrokerMetrics;
+
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -11,6 +13,8 @@ import java.util.logging.Logger;
  * {@link Turn} whether to run, runs the {@link Cycle}, logs what it did, and always releases the
  * turn. Every failure (claim, cycle or release) is caught and logged, so a schedule never silently
  * dies; repeated failures are logged at most once a minute with a count of the ones left out.
+ * Every run, and every failed one, is also counted under the job's name in {@link BrokerMetrics}
+ * ({@code queen_background_cycle_runs_total} / {@code _failures_total} on /metrics/prometheus).
  * The jitter (plus or minus a quarter of the tick) keeps replicas from probing in lock-step.
  */
 final class JobLoop implements AutoCloseable {
@@ -24,6 +28,7 @@ final class JobLoop implements AutoCloseable {
     private final long tickMs;
     private final Turn turn;
     private final Cycle cycle;
+    private final BrokerMetrics metrics;
     private final Thread thread;
     private final AtomicLong runs = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
@@ -31,11 +36,13 @@ final class JobLoop implements AutoCloseable {
     private long lastFailureLogNanos;
     private long failuresNotLogged;
 
-    JobLoop(String name, long tickMs, Turn turn, Cycle cycle) {
+    JobLoop(String name, long tickMs, Turn turn, Cycle cycle, BrokerMetrics metrics) {
         this.name = name;
         this.tickMs = tickMs;
         this.turn = turn;
         this.cycle = cycle;
+        this.metrics = metrics;
+        metrics.cycleRegistered(name);
         this.thread = Thread.ofPlatform().name("queen-job-" + name).daemon(true).unstarted(this::loop);
     }
 
@@ -84,6 +91,7 @@ final class JobLoop implements AutoCloseable {
             return;
         }
         long start = System.nanoTime();
+        boolean failedRun = false;
         try {
             Cycle.Outcome outcome = cycle.run();
             long elapsedMs = elapsedMs(start);
@@ -91,10 +99,12 @@ final class JobLoop implements AutoCloseable {
                 LOG.log(outcome.level(), () -> name + ": " + outcome.summary() + " in " + elapsedMs + " ms");
             }
         } catch (Throwable t) {
+            failedRun = true;
             failures.incrementAndGet();
             failed("cycle failed after " + elapsedMs(start) + " ms", t);
         } finally {
             runs.incrementAndGet();
+            metrics.cycleRan(name, failedRun);
             try {
                 turn.release(token, elapsedMs(start));
             } catch (Throwable t) {

@@ -30,8 +30,10 @@ import java.util.logging.Logger;
  * </ol>
  * Each step is its own short transaction over one partition holding at most RETENTION_BATCH_SIZE
  * rows, looped until the step says done. A partition whose step fails is logged and skipped, so
- * one bad partition cannot starve the rest; a lost connection ends the cycle. DLQ rows are never
- * touched.
+ * one bad partition cannot starve the rest, and a phase that fails does not keep the later phases
+ * from running (the run then counts as failed); a lost connection ends the cycle. A partition or
+ * queue deleted under the cycle is not a failure: the steps find it gone and answer done, and the
+ * cleanup steps over a queue a delete holds. DLQ rows are never touched.
  */
 final class RetentionCycle implements Cycle {
     static final String MAX_WAIT_HISTORY_TYPE = "max_wait_time_eviction";
@@ -80,14 +82,44 @@ final class RetentionCycle implements Cycle {
         return AdvisoryBelt.run(database, AdvisoryBelt.RETENTION, "retention", this::runLocked);
     }
 
+    /** A phase of the cycle; one that fails does not keep the later ones from their turn. */
+    @FunctionalInterface
+    private interface Phase {
+        void run() throws SQLException;
+    }
+
     private Outcome runLocked(Connection c) throws SQLException {
         Tally tally = new Tally();
-        retain(c, tally);
+        SQLException failed = null;
+        failed = phase(failed, () -> retain(c, tally));
         if (settings.partitionCleanupEnabled() && cleanupDue()) {
-            tally.partitionsCleaned = cleanupPartitions(c);
+            failed = phase(failed, () -> tally.partitionsCleaned = cleanupPartitions(c));
         }
-        tally.metricsRows = ageOutMetrics(c);
+        failed = phase(failed, () -> tally.metricsRows = ageOutMetrics(c));
+        if (failed != null) {
+            throw failed; // After the other phases ran: the run still counts as failed.
+        }
         return tally.worked() ? Outcome.worked(tally.summary()) : Outcome.idle(tally.summary());
+    }
+
+    /** Runs the phase and answers the cycle's first failure so far; a lost connection ends the cycle. */
+    private static SQLException phase(SQLException failedSoFar, Phase phase) throws SQLException {
+        try {
+            phase.run();
+            return failedSoFar;
+        } catch (SQLException e) {
+            if (SqlStates.isConnectionFailure(e)) {
+                if (failedSoFar != null) {
+                    e.addSuppressed(failedSoFar);
+                }
+                throw e;
+            }
+            if (failedSoFar == null) {
+                return e;
+            }
+            failedSoFar.addSuppressed(e);
+            return failedSoFar;
+        }
     }
 
     /** Phases 1 to 3 over the work list. */

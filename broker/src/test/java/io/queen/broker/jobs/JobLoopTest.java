@@ -1,5 +1,6 @@
 package io.queen.broker.jobs;
 
+import io.queen.broker.engine.BrokerMetrics;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.TimeUnit;
@@ -54,10 +55,15 @@ class JobLoopTest {
             }
             return Cycle.Outcome.idle("fine");
         };
-        try (JobLoop loop = new JobLoop("throws", 5, turn, cycle).start()) {
+        BrokerMetrics metrics = new BrokerMetrics();
+        try (JobLoop loop = new JobLoop("throws", 5, turn, cycle, metrics).start()) {
             await().atMost(10, TimeUnit.SECONDS).until(() -> calls.get() >= 5);
             assertEquals(2, loop.failures());
         }
+        // The failures are what a scrape reads: counted under the job's name, beside its runs.
+        BrokerMetrics.CycleCount counted = metrics.cycles().get("throws");
+        assertEquals(2, counted.failures());
+        assertTrue(counted.runs() >= 5, counted.toString());
         // Every claimed turn was released, the failed ones included.
         assertEquals(turn.claims.get(), turn.releases.get());
     }
@@ -70,7 +76,7 @@ class JobLoopTest {
         try (JobLoop loop = new JobLoop("claims", 5, turn, () -> {
             calls.incrementAndGet();
             return null;
-        }).start()) {
+        }, new BrokerMetrics()).start()) {
             await().atMost(10, TimeUnit.SECONDS).until(() -> calls.get() >= 2);
             assertEquals(0, loop.failures());
         }
@@ -93,7 +99,7 @@ class JobLoopTest {
         JobLoop loop = new JobLoop("never", 5, never, () -> {
             calls.incrementAndGet();
             return null;
-        });
+        }, new BrokerMetrics());
         for (int i = 0; i < 5; i++) {
             loop.runOnce();
         }
@@ -103,7 +109,7 @@ class JobLoopTest {
 
     @Test
     void closeStopsTheThreadPromptly() {
-        JobLoop loop = new JobLoop("stops", 60_000, Turn.EVERY_TIME, () -> null).start();
+        JobLoop loop = new JobLoop("stops", 60_000, Turn.EVERY_TIME, () -> null, new BrokerMetrics()).start();
         long start = System.nanoTime();
         loop.close();
         assertTrue(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start) < 5);
