@@ -17,6 +17,14 @@ final class Params {
         return query.first(name).asOptional().filter(s -> !s.isEmpty());
     }
 
+    /**
+     * The value as sent, an empty one included: for the filters where {@code name=} selects the
+     * empty label rather than meaning "no filter".
+     */
+    Optional<String> text(String name) {
+        return query.first(name).asOptional();
+    }
+
     int integer(String name, int fallback) {
         Optional<String> v = string(name);
         if (v.isEmpty()) {
