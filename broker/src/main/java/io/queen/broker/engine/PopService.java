@@ -297,6 +297,8 @@ public final class PopService {
                 }
             }
         }
+        // A discovery pop spans queues: the top-level queue is "", as the reference broker answers
+        // (its 1.x renderer leaves it empty; the per-message partitionId is what an ack needs).
         return claim.result(r.queue() == null ? "" : r.queue());
     }
 
