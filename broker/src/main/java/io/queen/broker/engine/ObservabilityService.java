@@ -7,6 +7,7 @@ import io.queen.broker.store.ObservabilityStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.UUID;
 
 /**
@@ -83,7 +84,7 @@ public final class ObservabilityService {
     /** The retention answer with a per-group split ({@code rows}) by namespace, task or queue. */
     public String retention(UUID tenant, Window w, String queue, WorkloadReport.GroupBy groupBy) throws SQLException {
         return read(c -> ObservabilityStore.retentionGrouped(c, tenant, w.from(), w.to(), queue,
-                groupBy.name().toLowerCase(java.util.Locale.ROOT)));
+                groupBy.name().toLowerCase(Locale.ROOT)));
     }
 
     /**
