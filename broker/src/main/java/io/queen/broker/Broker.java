@@ -193,7 +193,7 @@ public final class Broker implements AutoCloseable {
         routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults(),
                 s.metrics(), s.switches(), s.spool()));
         routing.register("/api/v1", new TransactionHttpService(s.transactions(), tenancy));
-        routing.register("/api/v1", new DeadLetterHttpService(s.deadLetters(), tenancy));
+        routing.register("/api/v1", new DeadLetterHttpService(s.deadLetters(), s.switches(), tenancy));
         routing.register("/api/v1", new ConsumerGroupHttpService(s.seeks(), tenancy));
         routing.register("/api/v1", new FetchHttpService(new FetchService(s.database(), s.cipher(), s.hub()), tenancy));
         // Management plane (api-management.md): one registration per service, below this line.

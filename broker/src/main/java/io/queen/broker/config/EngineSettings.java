@@ -2,14 +2,42 @@ package io.queen.broker.config;
 
 /**
  * Message-path settings: the encryption-at-rest key (QUEEN_ENCRYPTION_KEY; kept out of toString),
- * the segment compression level, the pop defaults and pop autopilot (QUEEN_POP_AUTOPILOT, on by
- * default; off makes the broker ignore the parameter; the reference's "shadow" mode is not built)
- * with the batch it gives a pop that delegates it (QUEEN_POP_AUTOPILOT_BATCH), and the push path's
- * dedup cache budget in MB (QUEEN_DEDUP_CACHE, QUEEN_DEDUP_CACHE_MB; 0 = no cache).
+ * the segment compression level, the pop defaults and pop autopilot (QUEEN_POP_AUTOPILOT: on by
+ * default; shadow computes and logs what it would choose and applies nothing; off makes the broker
+ * ignore the parameter) with the batch it gives a pop that delegates it
+ * (QUEEN_POP_AUTOPILOT_BATCH), and the push path's dedup cache budget in MB (QUEEN_DEDUP_CACHE,
+ * QUEEN_DEDUP_CACHE_MB; 0 = no cache).
  */
 public record EngineSettings(String encryptionKeyHex, int zstdLevel, long popDefaultTimeoutMs,
-                             String defaultSubscriptionMode, boolean popAutopilot, int popAutopilotBatch,
+                             String defaultSubscriptionMode, AutopilotMode popAutopilot, int popAutopilotBatch,
                              long dedupCacheMb) {
+
+    /** What pop autopilot may do with a pop that asked for it. */
+    public enum AutopilotMode {
+        /** Sizes the pop. */
+        ON,
+        /** Works out and logs the sizing, and serves the pop with its own (or default) knobs. */
+        SHADOW,
+        /** Ignores the parameter: no lanes, no logs. */
+        OFF;
+
+        /**
+         * The reference's spellings: on/shadow/off, the boolean ones for on and off, and dry-run for
+         * shadow; unset or empty is on; anything else stops the boot.
+         */
+        static AutopilotMode from(Env env, String name) {
+            String v = env.raw(name);
+            if (v == null) {
+                return ON;
+            }
+            return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+                case "on", "true", "1", "yes" -> ON;
+                case "shadow", "dry-run", "dryrun" -> SHADOW;
+                case "off", "false", "0", "no" -> OFF;
+                default -> throw Env.invalid(name, v, "expected on, shadow or off");
+            };
+        }
+    }
     /**
      * Segment compression level when QUEEN_V2_ZSTD_LEVEL is unset. The reference defaults to 3; we
      * default to 1. Measured on 100-message segments (zstd-jni 1.5.7): JSON order events compress to
@@ -39,7 +67,7 @@ public record EngineSettings(String encryptionKeyHex, int zstdLevel, long popDef
         };
         return new EngineSettings(env.raw("QUEEN_ENCRYPTION_KEY"),
                 env.integer("QUEEN_V2_ZSTD_LEVEL", DEFAULT_ZSTD_LEVEL, 1, 22), timeout, normalised,
-                env.bool("QUEEN_POP_AUTOPILOT", true), env.integer("QUEEN_POP_AUTOPILOT_BATCH", 100, 1, 10_000),
+                AutopilotMode.from(env, "QUEEN_POP_AUTOPILOT"), env.integer("QUEEN_POP_AUTOPILOT_BATCH", 100, 1, 10_000),
                 env.bool("QUEEN_DEDUP_CACHE", true) ? env.longValue("QUEEN_DEDUP_CACHE_MB",
                         defaultDedupCacheMb(Runtime.getRuntime().maxMemory()), 0, 1_048_576) : 0);
     }

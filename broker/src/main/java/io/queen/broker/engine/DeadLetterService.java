@@ -34,6 +34,15 @@ public final class DeadLetterService {
                          boolean rowRemoved) {
     }
 
+    /**
+     * A replay of one dead-letter row by id. {@code moved}: the push took the message (queued, or
+     * buffered for the spool) and the row was removed; otherwise the push answered {@code duplicate}
+     * (this row was replayed before) or failed, and the row was kept.
+     */
+    public record ReplayById(AdminStore.DeadLetterRow row, String queue, String partition, PushService.Result pushed,
+                             boolean moved, boolean rowRemoved) {
+    }
+
     private final Database database;
     private final PushService push;
     private final PayloadCipher cipher;
@@ -97,6 +106,42 @@ public final class DeadLetterService {
         }
         // 1.5 deletes by address, so every group's dead letter of this message goes with it.
         return new Replay(source.queue(), source.partition(), pushed, true, delete(tenant, partitionId, transactionId) > 0);
+    }
+
+    /**
+     * The 1.6 replay of one row, addressed by its id: re-push its snapshot to its own queue and
+     * partition, or to the overrides, then remove this row only (the other groups' dead letters of
+     * the message stay). The transaction id is {@code dlq:<row id>}, as the reference broker mints
+     * it, so a second replay of a row whose delete did not happen is a dedup duplicate and writes
+     * nothing. Unlike the reference's single-transaction move this is push then delete, the path
+     * the address replay already takes. Null when the tenant has no row of that id.
+     *
+     * @param queue     destination queue, null for the row's own
+     * @param partition destination partition, null for the row's own
+     */
+    public ReplayById replayById(UUID tenant, UUID id, String queue, String partition) throws SQLException {
+        AdminStore.DeadLetterRow row;
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            row = AdminStore.deadLetterById(c, tenant, id);
+        }
+        if (row == null) {
+            return null;
+        }
+        String toQueue = queue != null ? queue : row.queue();
+        String toPartition = partition != null ? partition : row.partition();
+        byte[] stored = row.payload() == null ? JSON_NULL : row.payload().getBytes(StandardCharsets.UTF_8);
+        PushService.Result pushed = push.push(tenant, List.of(new PushService.Item(toQueue, toPartition,
+                compact(plaintext(stored)), "dlq:" + row.id(), null))).get(0);
+        if (!"queued".equals(pushed.status()) && !"buffered".equals(pushed.status())) {
+            return new ReplayById(row, toQueue, toPartition, pushed, false, false);
+        }
+        int removed;
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            removed = AdminStore.deleteDeadLetterById(c, tenant, id);
+        }
+        return new ReplayById(row, toQueue, toPartition, pushed, true, removed > 0);
     }
 
     /** Plaintext of an envelope when a key is loaded and it decrypts; otherwise the same array. */

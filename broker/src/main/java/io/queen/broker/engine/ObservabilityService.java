@@ -1,11 +1,13 @@
 package io.queen.broker.engine;
 
+import io.queen.broker.store.AnalyticsStore;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.ObservabilityStore;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.UUID;
 
 /**
@@ -77,6 +79,37 @@ public final class ObservabilityService {
 
     public String retention(UUID tenant, Window w, String queue) throws SQLException {
         return read(c -> ObservabilityStore.retention(c, tenant, w.from(), w.to(), queue));
+    }
+
+    /** The retention answer with a per-group split ({@code rows}) by namespace, task or queue. */
+    public String retention(UUID tenant, Window w, String queue, WorkloadReport.GroupBy groupBy) throws SQLException {
+        return read(c -> ObservabilityStore.retentionGrouped(c, tenant, w.from(), w.to(), queue,
+                groupBy.name().toLowerCase(Locale.ROOT)));
+    }
+
+    /**
+     * The workload report of the tenant's queues over the window.
+     *
+     * @throws IllegalArgumentException when the window would need an unreasonable number of buckets
+     */
+    public String workload(UUID tenant, Window w, WorkloadReport.GroupBy groupBy, WorkloadReport.Filter filter)
+            throws SQLException {
+        return read(c -> {
+            int minutes = AnalyticsStore.bucketMinutes(c, w.from(), w.to());
+            return WorkloadReport.build(w.from(), w.to(), minutes, groupBy, filter, AnalyticsStore.queuesNow(c, tenant),
+                    AnalyticsStore.queueBuckets(c, tenant, w.from(), w.to(), minutes)).toString();
+        });
+    }
+
+    /** Error signatures of one queue's newest {@code limit} dead letters. */
+    public String deadLetterSignatures(UUID tenant, String queue, int limit) throws SQLException {
+        return read(c -> AnalyticsStore.deadLetterSignatures(c, tenant, queue, limit));
+    }
+
+    /** Partitions written recently, per queue of the tenant; null filters are none, '' selects the unset label. */
+    public String partitionLiveness(UUID tenant, String queue, String namespace, String task, int limit)
+            throws SQLException {
+        return read(c -> AnalyticsStore.partitionLiveness(c, tenant, queue, namespace, task, limit));
     }
 
     public String postgresStats() throws SQLException {

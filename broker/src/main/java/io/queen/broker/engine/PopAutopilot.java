@@ -1,7 +1,11 @@
 package io.queen.broker.engine;
 
+import io.queen.broker.config.EngineSettings.AutopilotMode;
+
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Logger;
 
 /**
  * Pop autopilot (spec 3, {@code autopilot=true}): a queue-level pop of a named group may leave
@@ -15,20 +19,29 @@ import java.util.concurrent.ConcurrentHashMap;
  * 1..64, the reference's bound on one claim. A lane idle for a second starts again from one. A
  * delegated batch is 100 ({@code QUEEN_POP_AUTOPILOT_BATCH}), what the clients sent before they
  * delegated it. A knob the pop sent is never touched.
+ *
+ * <p>In shadow mode ({@code QUEEN_POP_AUTOPILOT=shadow}, the reference's rollout position) the
+ * lanes learn exactly as when on, but the pop is served with its own knobs or the defaults and
+ * carries no echo; what autopilot would have chosen is logged, at most one line per window.
  */
 public final class PopAutopilot {
     static final int WIDTH_CEILING = 64;
     static final long IDLE_NANOS = 1_000_000_000L;
     private static final double ALPHA = 0.25;
     private static final int MAX_LANES = 100_000;
+    private static final long SHADOW_REPORT_NANOS = 10_000_000_000L;
+    private static final Logger LOG = Logger.getLogger(PopAutopilot.class.getName());
 
     /** The knobs one attempt uses, echoed to the client as {@code "autopilot":{"partitions":..,"batch":..}}. */
     public record Plan(int partitions, int batch) {
     }
 
-    private final boolean enabled;
+    private final AutopilotMode mode;
     private final int batch;
+    private final long shadowReportNanos;
     private final Map<String, Lane> lanes = new ConcurrentHashMap<>();
+    private final AtomicLong shadowDecisions = new AtomicLong();
+    private final AtomicLong lastShadowReport = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
 
     private static final class Lane {
         int live;
@@ -38,16 +51,50 @@ public final class PopAutopilot {
     }
 
     /**
-     * @param enabled {@code QUEEN_POP_AUTOPILOT}: off ignores the parameter, as brokers before it did
-     * @param batch   the batch given to a pop that delegated it
+     * @param mode  {@code QUEEN_POP_AUTOPILOT}: off ignores the parameter, as brokers before it did
+     * @param batch the batch given to a pop that delegated it
      */
-    public PopAutopilot(boolean enabled, int batch) {
-        this.enabled = enabled;
-        this.batch = batch;
+    public PopAutopilot(AutopilotMode mode, int batch) {
+        this(mode, batch, SHADOW_REPORT_NANOS);
     }
 
-    public boolean enabled() {
-        return enabled;
+    /** @param shadowReportNanos the shortest gap between two shadow log lines */
+    PopAutopilot(AutopilotMode mode, int batch, long shadowReportNanos) {
+        this.mode = mode;
+        this.batch = batch;
+        this.shadowReportNanos = shadowReportNanos;
+    }
+
+    /** Whether pops that ask for autopilot get a lane (on and shadow). */
+    public boolean active() {
+        return mode != AutopilotMode.OFF;
+    }
+
+    /** Whether plans are only reported, never applied. */
+    public boolean shadow() {
+        return mode == AutopilotMode.SHADOW;
+    }
+
+    /**
+     * Shadow mode: notes what the lane's pop would have claimed against what it claims, logging the
+     * latest such pair with the count since the last line, at most once per window so a busy lane
+     * cannot flood the log.
+     *
+     * @return whether a line was logged
+     */
+    public boolean reportShadow(String lane, Plan would, int claimsPartitions, int claimsBatch) {
+        long decisions = shadowDecisions.incrementAndGet();
+        long now = System.nanoTime();
+        long last = lastShadowReport.get();
+        if (now - last < shadowReportNanos || !lastShadowReport.compareAndSet(last, now)) {
+            return false;
+        }
+        shadowDecisions.addAndGet(-decisions);
+        LOG.info("pop autopilot (shadow): lane " + lane + " would claim partitions=" + would.partitions()
+                + " batch=" + would.batch() + "; the pop claims partitions=" + claimsPartitions + " batch="
+                + claimsBatch + " (" + decisions + " shadow decision" + (decisions == 1 ? "" : "s")
+                + " since the last report)");
+        return true;
     }
 
     /** A pop counted as in flight on its lane until closed. */

@@ -152,7 +152,7 @@ public final class PopService {
         boolean queueLevel = r.queue() != null && r.partition() == null;
         // The reference's scope: a queue-level pop of a named group that does not ask for conflation
         // (whose partitions are its message budget) and leaves at least one knob to the broker.
-        boolean piloted = queueLevel && r.autopilot() && autopilot.enabled()
+        boolean piloted = queueLevel && r.autopilot() && autopilot.active()
                 && !Tenants.QUEUE_MODE.equals(r.consumerGroup()) && !Boolean.TRUE.equals(r.conflation())
                 && (!r.batchGiven() || r.partitions() == null);
         if (!piloted) {
@@ -174,6 +174,11 @@ public final class PopService {
                     : null;
             PopAutopilot.Plan plan = lane == null ? null : autopilot.plan(lane, ring.size(), asked.partitions(),
                     asked.batchGiven() ? asked.batch() : null);
+            if (plan != null && autopilot.shadow()) {
+                // Learned and reported, not applied: the pop keeps its own knobs (partitions default 1).
+                autopilot.reportShadow(lane, plan, asked.partitions() == null ? 1 : asked.partitions(), asked.batch());
+                plan = null;
+            }
             Request r = plan == null ? asked : asked.sized(plan);
             if (queueLevel) {
                 holdForFullBatch(r, deadline);
@@ -292,6 +297,8 @@ public final class PopService {
                 }
             }
         }
+        // A discovery pop spans queues: the top-level queue is "", as the reference broker answers
+        // (its 1.x renderer leaves it empty; the per-message partitionId is what an ack needs).
         return claim.result(r.queue() == null ? "" : r.queue());
     }
 

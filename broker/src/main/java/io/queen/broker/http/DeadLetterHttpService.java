@@ -10,6 +10,7 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.DeadLetterService;
+import io.queen.broker.engine.MaintenanceSwitches;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.store.AdminStore;
 
@@ -19,18 +20,23 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
- * The dead-letter queue under {@code /api/v1} (spec 7): list, purge by queue, delete by address and
- * replay by address. Every call is scoped to the request's tenant.
+ * The dead-letter queue under {@code /api/v1} (spec 7): list, purge by queue, delete by address,
+ * replay by address, and the 1.6 replay of one row by its id. Every call is scoped to the request's
+ * tenant.
  */
 public final class DeadLetterHttpService implements HttpService {
     private static final Pattern UUID_TEXT =
             Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
 
+    private static final UUID ZERO_UUID = new UUID(0, 0);
+
     private final DeadLetterService deadLetters;
+    private final MaintenanceSwitches switches;
     private final Tenancy tenancy;
 
-    public DeadLetterHttpService(DeadLetterService deadLetters, Tenancy tenancy) {
+    public DeadLetterHttpService(DeadLetterService deadLetters, MaintenanceSwitches switches, Tenancy tenancy) {
         this.deadLetters = deadLetters;
+        this.switches = switches;
         this.tenancy = tenancy;
     }
 
@@ -39,7 +45,8 @@ public final class DeadLetterHttpService implements HttpService {
         rules.get("/dlq", this::list)
              .delete("/dlq", this::purge)
              .delete("/messages/{partitionId}/{transactionId}", this::delete)
-             .post("/messages/{partitionId}/{transactionId}/retry", this::replay);
+             .post("/messages/{partitionId}/{transactionId}/retry", this::replay)
+             .post("/dlq/{id}/replay", this::replayById);
     }
 
     private void list(ServerRequest req, ServerResponse res) throws SQLException {
@@ -129,6 +136,93 @@ public final class DeadLetterHttpService implements HttpService {
         body.set("replayedAs", pushed);
         body.put("dlqRowRemoved", r.rowRemoved());
         Json.send(res, Status.OK_200, body);
+    }
+
+    /**
+     * {@code POST /api/v1/dlq/:id/replay} (1.6.0): replays the row {@code GET /dlq} listed under that
+     * id, to its own queue and partition or to the body's {@code {queue, partition}} overrides (an
+     * omitted half keeps the row's). Verdicts, status codes and key names are the ones the reference
+     * broker answers: 200 {@code moved} or {@code duplicate} (the row kept), 404 {@code gone} (also
+     * for an id that is not a UUID, so nothing is learnt about other tenants), 503 while push
+     * maintenance is on (a replay is refused, not spooled), 400 for a body that is not an object or
+     * names an empty destination.
+     */
+    private void replayById(ServerRequest req, ServerResponse res) throws SQLException {
+        String id = req.path().pathParameters().get("id");
+        String[] overrides;
+        try {
+            overrides = replayOverrides(req);
+        } catch (BadRequestException e) {
+            Json.send(res, Status.BAD_REQUEST_400, Json.object().put("success", false).put("error", e.getMessage())
+                    .put("message", "The replay body is optional; when present it may name a queue and/or a"
+                            + " partition to move the message to"));
+            return;
+        }
+        if (switches.pushPaused()) {
+            Json.send(res, Status.SERVICE_UNAVAILABLE_503, Json.object().put("success", false)
+                    .put("result", "maintenance").put("error", "push maintenance is on").put("dlqRowRemoved", false)
+                    .put("message", "Push maintenance is on, so nothing may be written to the log. The dead-letter"
+                            + " row is untouched; replay it once maintenance is off"));
+            return;
+        }
+        DeadLetterService.ReplayById r = id != null && UUID_TEXT.matcher(id).matches()
+                ? deadLetters.replayById(tenancy.of(req), UUID.fromString(id), overrides[0], overrides[1]) : null;
+        if (r == null) {
+            Json.send(res, Status.NOT_FOUND_404, Json.object().put("success", false).put("result", "gone")
+                    .put("dlqId", id).put("error", "Message not found")
+                    .put("message", "No dead-letter row with this id; it was already replayed or purged"));
+            return;
+        }
+        boolean duplicate = "duplicate".equals(r.pushed().status());
+        if (!r.moved() && !duplicate) {
+            Json.send(res, Status.INTERNAL_SERVER_ERROR_500, Json.object().put("success", false)
+                    .put("error", "replay push failed: " + r.pushed().status()).put("dlqRowRemoved", false)
+                    .put("message", "Nothing was replayed; the dead-letter row is untouched"));
+            return;
+        }
+        ObjectNode replayed = pushResult(r.pushed());
+        if (duplicate) {
+            // Nothing was written: the pushed id is not a message id (the reference answers the all-zero uuid).
+            replayed.put("message_id", ZERO_UUID.toString());
+        }
+        // The push path does not report the log offset it wrote at.
+        replayed.putNull("offset");
+        ObjectNode body = Json.object().put("success", true).put("result", r.moved() ? "moved" : "duplicate")
+                .put("queue", r.queue()).put("partition", r.partition())
+                .put("consumerGroup", r.row().consumerGroup()).put("dlqId", r.row().id().toString())
+                .put("originalTransactionId", r.row().transactionId());
+        body.set("replayedAs", replayed);
+        body.put("dlqRowRemoved", r.rowRemoved());
+        Json.send(res, Status.OK_200, body);
+    }
+
+    /** The optional body's {queue, partition}; each null when omitted. A present one must not be blank. */
+    private static String[] replayOverrides(ServerRequest req) {
+        JsonNode body;
+        try {
+            body = Json.optionalObject(req);
+        } catch (BadRequestException e) {
+            throw new BadRequestException("bad body: expected {} or {\"queue\":\"...\",\"partition\":\"...\"}");
+        }
+        if (body == null) {
+            return new String[2];
+        }
+        if (!body.isObject()) {
+            throw new BadRequestException("bad body: expected {} or {\"queue\":\"...\",\"partition\":\"...\"}");
+        }
+        return new String[] {override(body, "queue"), override(body, "partition")};
+    }
+
+    private static String override(JsonNode body, String field) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        String text = v.isTextual() ? v.textValue().trim() : "";
+        if (text.isEmpty()) {
+            throw new BadRequestException(field + " override must be a non-empty name");
+        }
+        return text;
     }
 
     /** One item as {@code POST /push} renders it. */

@@ -22,6 +22,14 @@ final class Params {
         return string(name).map(v -> Names.check(rule, v, "query parameter " + name));
     }
 
+    /**
+     * The value as sent, an empty one included: for the filters where {@code name=} selects the
+     * empty label rather than meaning "no filter".
+     */
+    Optional<String> text(String name) {
+        return query.first(name).asOptional();
+    }
+
     int integer(String name, int fallback) {
         Optional<String> v = string(name);
         if (v.isEmpty()) {

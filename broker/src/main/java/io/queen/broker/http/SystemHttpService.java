@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
 
 /**
  * Cell-wide system routes under {@code /api/v1/system} (api-management.md sections 11 and 4.1):
- * the push and pop maintenance switches, and the bounded tenant purge the Kubernetes operator's
+ * the push and pop maintenance switches, the shared-state summary, and the bounded tenant purge the Kubernetes operator's
  * Tenant finalizer calls until it reports done. None of them is scoped by x-queen-tenant.
  */
 public final class SystemHttpService implements HttpService {
@@ -46,6 +46,7 @@ public final class SystemHttpService implements HttpService {
              .post("/system/maintenance", this::setMaintenance)
              .get("/system/maintenance/pop", this::popMaintenance)
              .post("/system/maintenance/pop", this::setPopMaintenance)
+             .get("/system/shared-state", this::sharedState)
              .post("/system/tenants/{tenantId}/purge", this::purgeTenant);
     }
 
@@ -103,6 +104,19 @@ public final class SystemHttpService implements HttpService {
                 .put("message", enabled
                         ? "Pop maintenance mode ENABLED. All POP operations will return empty arrays."
                         : "Pop maintenance mode DISABLED. Normal operation resumed."));
+    }
+
+    /**
+     * The reference's cache-sync statistics. Its 1.x broker has no gossip cache and answers a fixed
+     * single-node summary with the live switches, field names in snake_case, as the reference broker
+     * answers; so do we, from this broker's in-process switches (no database read).
+     */
+    private void sharedState(ServerRequest req, ServerResponse res) {
+        Json.send(res, Status.OK_200, Json.object()
+                .put("enabled", false)
+                .put("reason", "single_node_segments_broker")
+                .put("maintenance_mode", switches.pushPaused())
+                .put("pop_maintenance_mode", switches.popPaused()));
     }
 
     private static boolean enabledFlag(ServerRequest req) {

@@ -15,7 +15,7 @@ import java.util.UUID;
 
 /**
  * JDBC of the admin routes over the log engine: one call of a procedure in 010_log_admin per
- * method, every value bound. Methods take the caller's connection; each call is one statement,
+ * method (plain SQL for the by-id dead-letter reads), every value bound. Methods take the caller's connection; each call is one statement,
  * hence one transaction in autocommit.
  */
 public final class AdminStore {
@@ -27,6 +27,11 @@ public final class AdminStore {
 
     /** What a replay re-pushes: the newest dead letter at an address and where it came from. */
     public record ReplaySource(String queue, String partition, String payload) {
+    }
+
+    /** One dead-letter row addressed by its id, with where it was filed. */
+    public record DeadLetterRow(UUID id, String queue, String partition, String consumerGroup, String transactionId,
+                                String payload) {
     }
 
     private AdminStore() {
@@ -135,6 +140,34 @@ public final class AdminStore {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? new ReplaySource(rs.getString(1), rs.getString(2), rs.getString(3)) : null;
             }
+        }
+    }
+
+    /** The tenant's dead-letter row of that id, or null. Plain SQL: one join to resolve queue and tenant. */
+    public static DeadLetterRow deadLetterById(Connection c, UUID tenant, UUID id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT d.id, q.name::text, p.name, d.consumer_group, d.transaction_id, d.payload::text"
+                        + " FROM queen.log_dlq d"
+                        + " JOIN queen.log_partitions p ON p.id = d.partition_id"
+                        + " JOIN queen.queues q ON q.id = p.queue_id"
+                        + " WHERE d.id = ? AND q.tenant_id = ?")) {
+            ps.setObject(1, id);              // d.id
+            ps.setObject(2, tenant);          // q.tenant_id
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new DeadLetterRow(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
+                        rs.getString(4), rs.getString(5), rs.getString(6)) : null;
+            }
+        }
+    }
+
+    /** Removes the tenant's dead-letter row of that id only (other groups' rows of the message stay); 0 or 1. */
+    public static int deleteDeadLetterById(Connection c, UUID tenant, UUID id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "DELETE FROM queen.log_dlq d USING queen.log_partitions p, queen.queues q"
+                        + " WHERE d.id = ? AND p.id = d.partition_id AND q.id = p.queue_id AND q.tenant_id = ?")) {
+            ps.setObject(1, id);              // d.id
+            ps.setObject(2, tenant);          // q.tenant_id
+            return ps.executeUpdate();
         }
     }
 

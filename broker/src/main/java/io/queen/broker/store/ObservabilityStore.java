@@ -120,6 +120,66 @@ public final class ObservabilityStore {
         return tenantSeries(c, "SELECT queen.get_retention_timeseries_v1(?, ?, ?, ?)::text", tenant, from, to, queue);
     }
 
+    /**
+     * The retention answer plus {@code rows}: per group of the tenant's queues (key = queue name,
+     * task or namespace, '' for none), the number of queues with events and their totals, largest
+     * totalMsgs first. The series and totals are the function's own, byte for byte; the grouping is
+     * plain SQL over the same audit rows and filters.
+     *
+     * @param groupBy namespace, task or queue
+     */
+    public static String retentionGrouped(Connection c, UUID tenant, Instant from, Instant to, String queue,
+                                          String groupBy) throws SQLException {
+        String sql = """
+                SELECT (queen.get_retention_timeseries_v1(?, ?, ?, ?) || jsonb_build_object('rows', COALESCE((
+                    SELECT jsonb_agg(jsonb_build_object(
+                               'key', g.key,
+                               'queues', g.queues,
+                               'totals', jsonb_build_object(
+                                   'retentionMsgs', g.retention,
+                                   'completedRetentionMsgs', g.completed,
+                                   'evictionMsgs', g.eviction,
+                                   'totalMsgs', g.total,
+                                   'eventCount', g.events))
+                           ORDER BY g.total DESC, g.key COLLATE "C")
+                      FROM (SELECT CASE CAST(? AS text)
+                                       WHEN 'queue' THEN q.name::text
+                                       WHEN 'task' THEN COALESCE(q.task, '')::text
+                                       ELSE COALESCE(q.namespace, '')::text
+                                   END AS key,
+                                   count(DISTINCT q.id) AS queues,
+                                   COALESCE(sum(h.messages_deleted) FILTER (WHERE h.retention_type = 'retention'), 0)
+                                       AS retention,
+                                   COALESCE(sum(h.messages_deleted)
+                                       FILTER (WHERE h.retention_type = 'completed_retention'), 0) AS completed,
+                                   COALESCE(sum(h.messages_deleted)
+                                       FILTER (WHERE h.retention_type = 'max_wait_time_eviction'), 0) AS eviction,
+                                   COALESCE(sum(h.messages_deleted), 0) AS total,
+                                   count(*) AS events
+                              FROM queen.retention_history h
+                              JOIN queen.log_partitions p ON p.id = h.partition_id
+                              JOIN queen.queues q ON q.id = p.queue_id
+                             WHERE q.tenant_id = ?
+                               AND (CAST(? AS text) IS NULL OR q.name = ?)
+                               AND h.executed_at >= ? AND h.executed_at <= ?
+                               AND h.retention_type NOT LIKE '\\_\\_%\\_\\_' ESCAPE '\\'
+                             GROUP BY 1) g), '[]'::jsonb)))::text
+                """;
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, tenant);     // p_tenant
+            setInstant(ps, 2, from);     // p_from
+            setInstant(ps, 3, to);       // p_to
+            ps.setString(4, queue);      // p_queue
+            ps.setString(5, groupBy);    // grouping key
+            ps.setObject(6, tenant);     // q.tenant_id
+            ps.setString(7, queue);      // queue filter (NULL = every queue)
+            ps.setString(8, queue);
+            setInstant(ps, 9, from);     // window start
+            setInstant(ps, 10, to);      // window end
+            return json(ps);
+        }
+    }
+
     public static String postgresStats(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT queen.get_postgres_stats_v1()::text")) {
             return json(ps);

@@ -101,4 +101,21 @@ class BrokerSettingsTest {
         ConfigException e = assertThrows(ConfigException.class, () -> BrokerSettings.from(new Env(Map.of(name, value))));
         assertTrue(e.getMessage().contains(expected), e.getMessage());
     }
+
+    @Test
+    void popAutopilotIsOnShadowOrOffAndAnythingElseStopsTheBoot() {
+        assertEquals(EngineSettings.AutopilotMode.ON, autopilot(null));
+        assertEquals(EngineSettings.AutopilotMode.ON, autopilot("yes"));
+        assertEquals(EngineSettings.AutopilotMode.SHADOW, autopilot("shadow"));
+        assertEquals(EngineSettings.AutopilotMode.SHADOW, autopilot(" Dry-Run "));
+        assertEquals(EngineSettings.AutopilotMode.OFF, autopilot("0"));
+        assertEquals(EngineSettings.AutopilotMode.OFF, autopilot("off"));
+        ConfigException e = assertThrows(ConfigException.class, () -> autopilot("maybe"));
+        assertTrue(e.getMessage().contains("QUEEN_POP_AUTOPILOT"), e.getMessage());
+    }
+
+    private static EngineSettings.AutopilotMode autopilot(String value) {
+        return BrokerSettings.from(new Env(value == null ? Map.of() : Map.of("QUEEN_POP_AUTOPILOT", value)))
+                .engine().popAutopilot();
+    }
 }

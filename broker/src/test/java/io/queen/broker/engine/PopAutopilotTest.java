@@ -1,12 +1,15 @@
 package io.queen.broker.engine;
 
+import io.queen.broker.config.EngineSettings.AutopilotMode;
+import io.queen.broker.support.CapturedLog;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PopAutopilotTest {
-    private final PopAutopilot pilot = new PopAutopilot(true, 100);
+    private final PopAutopilot pilot = new PopAutopilot(AutopilotMode.ON, 100);
 
     @Test
     void aKnobThePopSentIsNeverTouched() {
@@ -53,6 +56,36 @@ class PopAutopilotTest {
     @Test
     void aDelegatedBatchIsTheConfiguredOne() {
         assertEquals(100, pilot.plan("t/q/b", 3, 2, null).batch());
-        assertEquals(700, new PopAutopilot(true, 700).plan("t/q/b", 3, 2, null).batch());
+        assertEquals(700, new PopAutopilot(AutopilotMode.ON, 700).plan("t/q/b", 3, 2, null).batch());
+    }
+
+    @Test
+    void theModesSayWhetherALaneIsKeptAndWhetherItsPlanIsApplied() {
+        assertTrue(pilot.active());
+        assertFalse(pilot.shadow());
+        PopAutopilot shadow = new PopAutopilot(AutopilotMode.SHADOW, 100);
+        assertTrue(shadow.active());
+        assertTrue(shadow.shadow());
+        assertFalse(new PopAutopilot(AutopilotMode.OFF, 100).active());
+    }
+
+    @Test
+    void shadowReportsTheLatestDecisionAtMostOncePerWindow() {
+        PopAutopilot shadow = new PopAutopilot(AutopilotMode.SHADOW, 100, 60_000_000_000L);
+        try (CapturedLog log = CapturedLog.of(PopAutopilot.class)) {
+            assertTrue(shadow.reportShadow("t/q/g", new PopAutopilot.Plan(19, 100), 1, 200));
+            assertFalse(shadow.reportShadow("t/q/g", new PopAutopilot.Plan(20, 100), 1, 200), "inside the window");
+            assertEquals(1, log.messages().size(), log.messages().toString());
+            String line = log.messages().get(0);
+            assertTrue(line.contains("lane t/q/g would claim partitions=19 batch=100"), line);
+            assertTrue(line.contains("the pop claims partitions=1 batch=200"), line);
+        }
+        PopAutopilot everyTime = new PopAutopilot(AutopilotMode.SHADOW, 100, 0);
+        try (CapturedLog log = CapturedLog.of(PopAutopilot.class)) {
+            everyTime.reportShadow("t/q/g", new PopAutopilot.Plan(2, 100), 1, 200);
+            everyTime.reportShadow("t/q/g", new PopAutopilot.Plan(3, 100), 1, 200);
+            assertEquals(2, log.messages().size());
+            assertTrue(log.messages().get(1).contains("partitions=3"), log.messages().toString());
+        }
     }
 }

@@ -177,6 +177,98 @@ class DeadLetterRoutesIT {
         assertEquals(400, http.post("/api/v1/messages/not-a-uuid/" + txn + "/retry", "").status());
     }
 
+    /** The id GET /dlq lists for the queue's dead letter of that group. */
+    static String rowId(String queue, String group) {
+        JsonNode listed = http.get("/api/v1/dlq?queue=" + queue + "&consumerGroup=" + group).json();
+        assertEquals(1, listed.get("total").asInt(), listed.toString());
+        return listed.get("messages").get(0).get("id").asText();
+    }
+
+    @Test
+    void aRowReplayedByItsIdIsPoppableAgainAndOnlyThatRowGoes() throws Exception {
+        JsonNode dead = deadLetter("dlq_byid", "p", "{\"job\":9}", "bad");
+        popAndFail("dlq_byid", "p", "workers", "worse");
+        String txn = dead.get("transactionId").asText();
+        String id = rowId("dlq_byid", "__QUEUE_MODE__");
+
+        Reply r = http.post("/api/v1/dlq/" + id + "/replay", "");
+        assertEquals(200, r.status(), r.body());
+        JsonNode body = r.json();
+        assertEquals(List.of("success", "result", "queue", "partition", "consumerGroup", "dlqId",
+                "originalTransactionId", "replayedAs", "dlqRowRemoved"), keys(body));
+        assertEquals("moved", body.get("result").asText());
+        assertEquals("dlq_byid", body.get("queue").asText());
+        assertEquals("p", body.get("partition").asText());
+        assertEquals("__QUEUE_MODE__", body.get("consumerGroup").asText());
+        assertEquals(id, body.get("dlqId").asText());
+        assertEquals(txn, body.get("originalTransactionId").asText());
+        assertTrue(body.get("dlqRowRemoved").asBoolean());
+        JsonNode as = body.get("replayedAs");
+        assertEquals(List.of("index", "message_id", "transaction_id", "queueName", "status", "offset"), keys(as));
+        assertEquals("dlq:" + id, as.get("transaction_id").asText());
+        assertEquals("queued", as.get("status").asText());
+        assertEquals(0, dlqRows("id = '" + id + "'"));
+        assertEquals(1, dlqRows("transaction_id = '" + txn + "'"), "the other group's dead letter stays");
+
+        Reply popped = http.get("/api/v1/pop/queue/dlq_byid/partition/p");
+        assertEquals(200, popped.status(), "the replayed message is poppable again");
+        JsonNode m = popped.json().get("messages").get(0);
+        assertEquals("dlq:" + id, m.get("transactionId").asText());
+        assertEquals(as.get("message_id").asText(), m.get("id").asText());
+        assertEquals(9, m.get("data").get("job").asInt());
+
+        Reply gone = http.post("/api/v1/dlq/" + id + "/replay", "");
+        assertEquals(404, gone.status(), gone.body());
+        assertEquals("gone", gone.json().get("result").asText());
+        assertEquals(id, gone.json().get("dlqId").asText());
+        assertEquals(404, http.post("/api/v1/dlq/not-a-uuid/replay", "").status(), "not a row id: gone too");
+    }
+
+    @Test
+    void aRowReplayedByIdMovesToAnOverrideAndASecondMoveIsADuplicate() throws Exception {
+        deadLetter("dlq_byid_src", "p", "{\"job\":3}", "bad");
+        String id = rowId("dlq_byid_src", "__QUEUE_MODE__");
+        String snapshot = "SELECT partition_id, consumer_group, \"offset\", transaction_id, payload, error FROM"
+                + " queen.log_dlq WHERE id = '" + id + "'";
+        BrokerFixture.sql(db, "CREATE TABLE dlq_copy AS " + snapshot);
+
+        assertEquals(400, http.post("/api/v1/dlq/" + id + "/replay", "[1]").status());
+        Reply blank = http.post("/api/v1/dlq/" + id + "/replay", "{\"queue\":\"  \"}");
+        assertEquals(400, blank.status(), blank.body());
+        assertFalse(blank.json().get("success").asBoolean());
+
+        Reply moved = http.post("/api/v1/dlq/" + id + "/replay", "{\"queue\":\"dlq_byid_sink\"}");
+        assertEquals(200, moved.status(), moved.body());
+        assertEquals("dlq_byid_sink", moved.json().get("queue").asText());
+        assertEquals("p", moved.json().get("partition").asText(), "an omitted half keeps the row's");
+        Reply popped = http.get("/api/v1/pop/queue/dlq_byid_sink/partition/p");
+        assertEquals(200, popped.status(), popped.body());
+        assertEquals(3, popped.json().get("messages").get(0).get("data").get("job").asInt());
+
+        // As if the delete had not happened: the same row again is a dedup duplicate, and it stays.
+        BrokerFixture.sql(db, "INSERT INTO queen.log_dlq (id, partition_id, consumer_group, \"offset\","
+                + " transaction_id, payload, error) SELECT '" + id + "', * FROM dlq_copy");
+        Reply dup = http.post("/api/v1/dlq/" + id + "/replay", "{\"queue\":\"dlq_byid_sink\"}");
+        assertEquals(200, dup.status(), dup.body());
+        assertEquals("duplicate", dup.json().get("result").asText());
+        assertEquals("duplicate", dup.json().get("replayedAs").get("status").asText());
+        assertEquals("00000000-0000-0000-0000-000000000000", dup.json().get("replayedAs").get("message_id").asText());
+        assertFalse(dup.json().get("dlqRowRemoved").asBoolean());
+        assertEquals(1, dlqRows("id = '" + id + "'"));
+
+        // Push maintenance refuses a replay rather than spooling it; the row stays.
+        assertEquals(200, http.post("/api/v1/system/maintenance", "{\"enabled\":true}").status());
+        try {
+            Reply refused = http.post("/api/v1/dlq/" + id + "/replay", "");
+            assertEquals(503, refused.status(), refused.body());
+            assertEquals("maintenance", refused.json().get("result").asText());
+        } finally {
+            assertEquals(200, http.post("/api/v1/system/maintenance", "{\"enabled\":false}").status());
+        }
+        assertEquals(1, dlqRows("id = '" + id + "'"));
+        BrokerFixture.sql(db, "DROP TABLE dlq_copy");
+    }
+
     @Test
     void aDeadLetterIsDeletedByItsAddressOnce() throws Exception {
         JsonNode dead = deadLetter("dlq_delete", "p", "\"x\"", "nope");

@@ -524,4 +524,22 @@ class MessagePathIT {
             assertEquals(240, rs.getInt(1));
         }
     }
+
+    @Test
+    void aDiscoveryPopNamesNoQueueAtTheTopLevelButEveryPartition() {
+        // Dotted names give the namespace and task: both queues are in namespace "disco".
+        push("disco.a.one", "p", "{\"n\":1}");
+        push("disco.b.two", "q", "{\"n\":2}");
+        Reply r = http.get("/api/v1/pop?namespace=disco&partitions=2&autoAck=true");
+        assertEquals(200, r.status(), r.body());
+        JsonNode body = r.json();
+        assertEquals("", body.get("queue").asText(), "no single queue: the reference answers \"\"");
+        assertTrue(body.get("queue").isTextual(), body.toString());
+        assertEquals(2, body.get("messages").size(), body.toString());
+        assertEquals(body.get("messages").get(0).get("partition").asText(), body.get("partition").asText(),
+                "the top-level partition is the first claimed one");
+        for (JsonNode m : body.get("messages")) {
+            assertFalse(m.get("partitionId").asText().isEmpty(), body.toString());
+        }
+    }
 }

@@ -3,7 +3,9 @@ package io.queen.broker.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.engine.PopAutopilot;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.CapturedLog;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
@@ -15,6 +17,7 @@ import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Pop autopilot over HTTP: a grouped queue-level pop that leaves partitions or batch to the broker
@@ -107,6 +110,27 @@ class PopAutopilotIT {
             assertEquals(200, r.status(), r.body());
             assertFalse(r.json().has("autopilot"), r.body());
             assertEquals(1, r.json().get("partitionsClaimed").asInt(), "the default width of one");
+        }
+    }
+
+    @Test
+    void inShadowThePopKeepsItsKnobsAndTheChoiceIsOnlyLogged() {
+        try (Broker shadow = BrokerFixture.start(db, Map.of("QUEEN_POP_AUTOPILOT", "shadow"));
+             CapturedLog log = CapturedLog.of(PopAutopilot.class)) {
+            HttpProbe shadowHttp = new HttpProbe(shadow.port());
+            for (int p = 0; p < 20; p++) {
+                shadowHttp.push("shadow", "p" + p, "{\"n\":0}", "{\"n\":1}", "{\"n\":2}");
+            }
+            for (int i = 0; i < 2; i++) {
+                Reply r = shadowHttp.get("/api/v1/pop/queue/shadow?consumerGroup=g&subscriptionMode=all&autopilot=true");
+                assertEquals(200, r.status(), r.body());
+                assertFalse(r.json().has("autopilot"), "nothing applied, nothing echoed: " + r.body());
+                assertEquals(1, r.json().get("partitionsClaimed").asInt(), "the default width of one: " + r.body());
+                assertEquals(3, r.json().get("messages").size());
+            }
+            assertTrue(log.messages().stream().anyMatch(m -> m.contains("pop autopilot (shadow)")
+                    && m.contains("would claim partitions=") && m.contains("the pop claims partitions=1 batch=200")),
+                    log.messages().toString());
         }
     }
 }
