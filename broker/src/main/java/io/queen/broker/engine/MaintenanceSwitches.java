@@ -65,16 +65,19 @@ public final class MaintenanceSwitches implements AutoCloseable {
         return pop;
     }
 
-    /** Flips push maintenance here at once and writes it for the other brokers (later if the database is down). */
-    public void setPush(boolean enabled) {
-        set(PUSH_KEY, enabled);
+    /**
+     * Flips push maintenance here at once and writes it for the other brokers (later if the database
+     * is down: spooling pushes is what an operator turns on during an outage). True when written now.
+     */
+    public boolean setPush(boolean enabled) {
+        return set(PUSH_KEY, enabled);
     }
 
-    public void setPop(boolean enabled) {
-        set(POP_KEY, enabled);
+    public boolean setPop(boolean enabled) {
+        return set(POP_KEY, enabled);
     }
 
-    private void set(String key, boolean enabled) {
+    private boolean set(String key, boolean enabled) {
         lock.lock();
         try {
             if (key.equals(PUSH_KEY)) {
@@ -88,9 +91,11 @@ public final class MaintenanceSwitches implements AutoCloseable {
             try (Connection c = database.connection()) {
                 c.setAutoCommit(true);
                 writeUnwritten(c);
+                return true;
             } catch (SQLException | RuntimeException e) {
                 LOG.warning(key + "=" + enabled + " is in force on this broker but not yet written to"
                         + " queen.system_state (" + e.getMessage() + "); retrying every " + refreshMs + " ms");
+                return false;
             }
         } finally {
             lock.unlock();

@@ -77,9 +77,12 @@ public final class SystemHttpService implements HttpService {
 
     private void setMaintenance(ServerRequest req, ServerResponse res) {
         boolean enabled = enabledFlag(req);
-        switches.setPush(enabled);
+        boolean stored = switches.setPush(enabled);
+        // In force on this broker even while the database is down (so that pushes spool); "stored"
+        // says whether the other brokers see it yet (they will once it is written).
         Json.send(res, Status.OK_200, Json.object()
                 .put("maintenanceMode", enabled)
+                .put("stored", stored)
                 .put("bufferedMessages", spool.pendingCount())
                 .put("bufferHealthy", spool.healthy())
                 .put("message", enabled
@@ -98,9 +101,10 @@ public final class SystemHttpService implements HttpService {
 
     private void setPopMaintenance(ServerRequest req, ServerResponse res) {
         boolean enabled = enabledFlag(req);
-        switches.setPop(enabled);
+        boolean stored = switches.setPop(enabled);
         Json.send(res, Status.OK_200, Json.object()
                 .put("popMaintenanceMode", enabled)
+                .put("stored", stored)
                 .put("message", enabled
                         ? "Pop maintenance mode ENABLED. All POP operations will return empty arrays."
                         : "Pop maintenance mode DISABLED. Normal operation resumed."));
