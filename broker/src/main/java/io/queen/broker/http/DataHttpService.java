@@ -116,6 +116,10 @@ public final class DataHttpService implements HttpService {
         if (payload == null) {
             throw new BadRequestException("bad body: items[" + index + "].payload is required");
         }
+        String unstorable = PayloadText.problem(payload);
+        if (unstorable != null) {
+            throw new BadRequestException("bad body: items[" + index + "].payload " + unstorable);
+        }
         String txn = null;
         if (t != null && !t.isNull()) {
             if (!t.isTextual() || t.asText().isEmpty()) {

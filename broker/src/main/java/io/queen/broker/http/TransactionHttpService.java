@@ -155,8 +155,13 @@ public final class TransactionHttpService implements HttpService {
             }
         }
         String where = "operations[" + opIndex + "].";
+        byte[] bytes = Json.bytes(payload);
+        String unstorable = PayloadText.problem(bytes);
+        if (unstorable != null) {
+            throw new BadRequestException("invalid " + where + "payload: " + unstorable);
+        }
         return new PushService.Item(Names.check(Names.QUEUE, queue.asText(), where + "queue"),
-                Names.check(Names.PARTITION, partition, where + "partition"), Json.bytes(payload),
+                Names.check(Names.PARTITION, partition, where + "partition"), bytes,
                 Names.check(Names.TRANSACTION_ID, txn, where + "transactionId"), trace);
     }
 }

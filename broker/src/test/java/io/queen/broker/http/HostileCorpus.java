@@ -81,6 +81,7 @@ final class HostileCorpus {
         body("push", "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"hq\",\"partition\":$V,\"payload\":1}]}");
         body("push", "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"hq\",\"partition\":\"p\",\"payload\":1,\"transactionId\":$V}]}");
         body("push", "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"hq\",\"partition\":\"p\",\"payload\":1,\"traceId\":$V}]}");
+        body("push", "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"hq\",\"partition\":\"p\",\"payload\":{\"k\":$V}}]}");
         body("push", "POST", "/api/v1/push", "{\"items\":$V}");
         body("push", "POST", "/api/v1/push", "{\"items\":[$V]}");
     }
