@@ -1,7 +1,6 @@
 package io.queen.broker.engine;
 
 import io.queen.broker.config.MaintenanceSettings;
-import io.queen.broker.engine.segment.UuidV7;
 import io.queen.broker.store.SqlStates;
 
 import java.io.IOException;
@@ -112,39 +111,56 @@ public final class PushSpool implements AutoCloseable {
 
     /**
      * Spools a push request's items and answers each {@code buffered}, or every one {@code failed}
-     * when the spool could not be written durably. The message id and transactionId answered are the
-     * ones spooled; the transactionId (the message id when the client gave none) is what the replay
-     * pushes with.
+     * when the spool could not be written durably. Each item is spooled with the message id and
+     * transactionId it was made with (the message id when the client gave none), which are the ones
+     * answered and the ones the replay pushes with.
      */
     public List<PushService.Result> buffer(UUID tenant, List<PushService.Item> items) {
         if (items.isEmpty()) {
             return List.of();
         }
-        List<SpoolFile.Entry> entries = new ArrayList<>(items.size());
+        List<byte[]> records = new ArrayList<>(items.size());
         int bytes = 0;
         for (PushService.Item item : items) {
-            UUID id = UuidV7.next();
-            String txn = item.transactionId() != null ? item.transactionId() : id.toString();
-            SpoolFile.Entry e = new SpoolFile.Entry(tenant, id, item.queue(), item.partition(), txn, item.traceId(),
-                    item.payload());
-            entries.add(e);
-        }
-        List<byte[]> records = new ArrayList<>(entries.size());
-        for (SpoolFile.Entry e : entries) {
-            byte[] r = SpoolFile.encode(e);
+            byte[] r = SpoolFile.encode(new SpoolFile.Entry(tenant, item.messageId(), item.queue(), item.partition(),
+                    item.effectiveTransactionId(), item.traceId(), item.payload()));
             records.add(r);
             bytes += r.length;
         }
         boolean ok = append(records, bytes);
         List<PushService.Result> out = new ArrayList<>(items.size());
-        for (int i = 0; i < entries.size(); i++) {
-            SpoolFile.Entry e = entries.get(i);
-            out.add(new PushService.Result(i, e.messageId(), e.transactionId(), e.queue(), ok ? "buffered" : "failed"));
+        for (int i = 0; i < items.size(); i++) {
+            PushService.Item item = items.get(i);
+            out.add(new PushService.Result(i, item.messageId(), item.effectiveTransactionId(), item.queue(),
+                    ok ? "buffered" : "failed"));
         }
         return out;
     }
 
-    /** True when any item of the answer could not be spooled (the route then answers 500). */
+    /**
+     * Spools the items of a push the database could not take (it may have committed some of them
+     * before its connection broke: their replay is deduplicated). Marks the database unhealthy, so
+     * that pushes go straight here until a replay reaches it again.
+     */
+    public List<PushService.Result> bufferDuringOutage(UUID tenant, List<PushService.Item> items, Throwable cause) {
+        if (databaseHealthy.getAndSet(false)) {
+            PushService.Item first = items.isEmpty() ? null : items.get(0);
+            LOG.warning("push spool: database unavailable" + (first == null ? ""
+                    : " (push to queue " + first.queue() + ", partition " + first.partition() + ")")
+                    + ": " + cause.getMessage() + "; pushes are spooled to " + dir + " until a replay reaches it");
+        }
+        return buffer(tenant, items);
+    }
+
+    /**
+     * The database was found unavailable and spooled items wait for it: a push should go straight to
+     * the spool (the drain loop probes the database and clears this once a replay gets through).
+     */
+    public boolean outageInProgress() {
+        return !databaseHealthy.get() && pending.get() > 0;
+    }
+
+    /** True when any item of the answer could not be spooled (the route then answers 500, or 503 in an outage). */
     public static boolean anyFailed(List<PushService.Result> results) {
         return results.stream().anyMatch(r -> "failed".equals(r.status()));
     }
@@ -391,7 +407,7 @@ public final class PushSpool implements AutoCloseable {
         try {
             replayer.push(tenant, items(batch));
             accept(file, batch.size());
-            databaseHealthy.set(true);
+            markHealthy(batch.get(0));
             return true;
         } catch (SQLException | RuntimeException e) {
             if (isTransient(e)) {
@@ -420,8 +436,15 @@ public final class PushSpool implements AutoCloseable {
             }
             accept(file, 1);
         }
-        databaseHealthy.set(true);
+        markHealthy(batch.get(0));
         return true;
+    }
+
+    private void markHealthy(SpoolFile.Entry replayedItem) {
+        if (!databaseHealthy.getAndSet(true)) {
+            LOG.info("push spool: the database takes replays again (queue " + replayedItem.queue() + ", partition "
+                    + replayedItem.partition() + "); pushes go to it directly, " + pending.get() + " spooled items left");
+        }
     }
 
     private void accept(Path file, int items) {
@@ -433,7 +456,9 @@ public final class PushSpool implements AutoCloseable {
     private static List<PushService.Item> items(List<SpoolFile.Entry> entries) {
         List<PushService.Item> items = new ArrayList<>(entries.size());
         for (SpoolFile.Entry e : entries) {
-            items.add(new PushService.Item(e.queue(), e.partition(), e.payload(), e.transactionId(), e.traceId()));
+            // The spooled message id too: a replayed item keeps the id its client was answered with.
+            items.add(new PushService.Item(e.queue(), e.partition(), e.payload(), e.transactionId(), e.traceId(),
+                    e.messageId()));
         }
         return items;
     }
@@ -517,7 +542,7 @@ public final class PushSpool implements AutoCloseable {
                     continue;
                 }
                 if (!announced) {
-                    LOG.info("push spool: maintenance is off, draining " + pending.get() + " items from " + dir);
+                    LOG.info("push spool: draining " + pending.get() + " items from " + dir);
                     announced = true;
                 }
                 long before = pending.get();
