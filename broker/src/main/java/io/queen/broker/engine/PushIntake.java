@@ -48,14 +48,17 @@ public final class PushIntake {
         if (spool.outageInProgress()) {
             return new Outcome(Route.OUTAGE_SPOOL, spool.buffer(tenant, items));
         }
+        List<PushService.Result> queued;
         try {
-            return new Outcome(Route.DATABASE, push.push(tenant, items));
+            queued = push.push(tenant, items);
         } catch (SQLException | RuntimeException e) {
             if (!databaseUnavailable(e)) {
                 throw e;
             }
             return new Outcome(Route.OUTAGE_SPOOL, spool.bufferDuringOutage(tenant, items, e));
         }
+        spool.databaseReachable();
+        return new Outcome(Route.DATABASE, queued);
     }
 
     /**

@@ -153,6 +153,16 @@ public final class PushSpool implements AutoCloseable {
     }
 
     /**
+     * A push reached the database: clears the outage mark when no spooled item was left to clear it
+     * (the spool could not be written, or its items were replayed by now). One volatile read when healthy.
+     */
+    public void databaseReachable() {
+        if (!databaseHealthy.get() && databaseHealthy.compareAndSet(false, true)) {
+            LOG.info("push spool: pushes reach the database again; " + pending.get() + " spooled items pending");
+        }
+    }
+
+    /**
      * The database was found unavailable and spooled items wait for it: a push should go straight to
      * the spool (the drain loop probes the database and clears this once a replay gets through).
      */
