@@ -29,9 +29,16 @@ import java.util.logging.Logger;
 import java.util.stream.Stream;
 
 /**
- * The on-disk push spool (api-data-plane.md sections 2 and 10): while push maintenance is on, every
- * push item is appended here and answered {@code buffered}; afterwards a named drain loop replays
- * the items through the normal push path.
+ * The on-disk push spool (api-data-plane.md sections 2 and 10): while push maintenance is on, and
+ * while the database is unavailable ({@link PushIntake}), push items are appended here and answered
+ * {@code buffered}; a named drain loop replays them through the normal push path.
+ *
+ * <p>Outages: a push that fails on a connection failure or pool timeout is spooled whole, also the
+ * partitions it may have committed before the connection broke, and {@link #bufferDuringOutage}
+ * marks the database unhealthy. Until a replay gets through (the drain loop probes with backoff),
+ * {@link #outageInProgress} sends pushes straight here instead of holding each for the pool's
+ * timeout. Order is kept among spooled items; pushes answered {@code queued} while older spooled
+ * items still drain may be stored before them.
  *
  * <p>Durability: a request's records are written and fsynced (and a new file's directory entry
  * too) before the request is answered, so an answered item survives a crash. A failed write is
@@ -39,10 +46,13 @@ import java.util.stream.Stream;
  * to again.
  *
  * <p>Replay: files are drained oldest first, items in their original order, in batches of
- * FILE_BUFFER_MAX_BATCH consecutive items of one tenant, each item with the transactionId it was
- * answered with, so replaying an item twice (a crash between its commit and the file's deletion,
- * or a retried batch) is absorbed by deduplication inside the queue's dedup window. A database
- * outage leaves the file in place and backs off; an item the database rejects for good is moved to
+ * FILE_BUFFER_MAX_BATCH consecutive items of one tenant, each item with the message id and
+ * transactionId it was answered with (fixed on {@link PushService.Item} before its first attempt;
+ * the message id is the transactionId when the client gave none), so an item stored twice over (a
+ * push that committed before its connection broke, a crash between a replay's commit and the
+ * file's deletion, a retried batch) is absorbed by deduplication inside the queue's dedup window
+ * (a queue with {@code dedupWindowSeconds=0}, or an outage longer than the window, is not
+ * protected). A database outage during a replay leaves the file in place and backs off; an item the database rejects for good is moved to
  * {@code failed/} beside the spool so it cannot block the items behind it. Files left by an earlier
  * run are replayed at boot, before the broker serves.
  *
