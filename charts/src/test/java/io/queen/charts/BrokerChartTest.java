@@ -2,6 +2,7 @@ package io.queen.charts;
 
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.Volume;
@@ -24,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** What the rendered broker StatefulSet, its Services and its PodDisruptionBudget promise, for every value set. */
@@ -130,6 +132,34 @@ class BrokerChartTest {
         });
         assertEquals(Set.of("/tmp", spoolDir), mountPaths);
         assertFalse(Boolean.TRUE.equals(pod.getAutomountServiceAccountToken()), "brokers need no API token");
+    }
+
+    /**
+     * A push spooled during a database outage was answered 201: the spool must outlive the pod, so it
+     * is the broker's own claim (the same ordinal gets it back and replays it), never an emptyDir.
+     */
+    @ParameterizedTest
+    @EnumSource(ValueSet.class)
+    void theSpoolLivesOnEachBrokersOwnPersistentVolume(ValueSet valueSet) {
+        StatefulSet sts = RenderedChart.of(valueSet).brokerStatefulSet();
+        Container broker = brokerContainer(sts);
+        String spoolDir = envValue(broker, "FILE_BUFFER_DIR");
+        String volume = broker.getVolumeMounts().stream().filter(m -> m.getMountPath().equals(spoolDir))
+                .findFirst().orElseThrow(() -> new AssertionError("nothing is mounted at " + spoolDir)).getName();
+        assertTrue(sts.getSpec().getTemplate().getSpec().getVolumes().stream().noneMatch(v -> v.getName().equals(volume)),
+                valueSet + ": " + volume + " is a pod volume (an emptyDir dies with the pod), not a claim template");
+        PersistentVolumeClaim claim = sts.getSpec().getVolumeClaimTemplates().stream()
+                .filter(c -> c.getMetadata().getName().equals(volume)).findFirst()
+                .orElseThrow(() -> new AssertionError(valueSet + ": no claim template named " + volume));
+        assertEquals(List.of("ReadWriteOnce"), claim.getSpec().getAccessModes());
+        assertNotNull(claim.getSpec().getResources().getRequests().get("storage"), "the claim asks for a size");
+    }
+
+    @Test
+    void turningTheSpoolVolumeOffIsRefused() {
+        IllegalStateException refused = assertThrows(IllegalStateException.class,
+                () -> RenderedChart.withValues("broker:\n  persistence:\n    enabled: false\n"));
+        assertTrue(String.valueOf(refused.getMessage()).contains("persistent volume"), refused.getMessage());
     }
 
     @ParameterizedTest

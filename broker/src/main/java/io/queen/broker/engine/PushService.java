@@ -31,7 +31,22 @@ public final class PushService {
     /** log_push_one_v1 raises this when the partition row no longer exists. */
     static final String PARTITION_MISSING = "P0002";
 
-    public record Item(String queue, String partition, byte[] payload, String transactionId, UUID traceId) {
+    /**
+     * One item to push. Its message id is fixed when the item is made, before the first attempt: the
+     * id (and the transactionId defaulted from it) is what a spooled replay pushes again, so an item
+     * that committed before its connection broke is deduplicated on replay instead of stored twice.
+     */
+    public record Item(String queue, String partition, byte[] payload, String transactionId, UUID traceId,
+                       UUID messageId) {
+        /** A new item with a freshly minted message id. */
+        public Item(String queue, String partition, byte[] payload, String transactionId, UUID traceId) {
+            this(queue, partition, payload, transactionId, traceId, UuidV7.next());
+        }
+
+        /** The transactionId stored with the item: the client's, else the message id. */
+        public String effectiveTransactionId() {
+            return transactionId != null ? transactionId : messageId.toString();
+        }
     }
 
     public record Result(int index, UUID messageId, String transactionId, String queueName, String status) {
@@ -186,7 +201,7 @@ public final class PushService {
         return List.of(results);
     }
 
-    /** Mints ids, defaults transaction ids, groups by (queue, partition) and finds in-request repeats. */
+    /** Defaults transaction ids, groups by (queue, partition) and finds in-request repeats. */
     Plan plan(List<Item> items) {
         Map<String, Group> groups = new LinkedHashMap<>();
         Map<String, Slot> leaderByKey = new HashMap<>();
@@ -194,8 +209,8 @@ public final class PushService {
         Map<Integer, Slot> followers = new HashMap<>();
         for (int i = 0; i < items.size(); i++) {
             Item item = items.get(i);
-            UUID id = UuidV7.next();
-            String txn = item.transactionId() != null ? item.transactionId() : id.toString();
+            UUID id = item.messageId();
+            String txn = item.effectiveTransactionId();
             String groupKey = item.queue() + '\u0000' + item.partition();
             Group g = groups.computeIfAbsent(groupKey, k -> new Group(item.queue(), item.partition()));
             Slot slot = new Slot(item, id, txn);

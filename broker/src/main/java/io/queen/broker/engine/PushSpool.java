@@ -1,7 +1,6 @@
 package io.queen.broker.engine;
 
 import io.queen.broker.config.MaintenanceSettings;
-import io.queen.broker.engine.segment.UuidV7;
 import io.queen.broker.store.SqlStates;
 
 import java.io.IOException;
@@ -30,9 +29,16 @@ import java.util.logging.Logger;
 import java.util.stream.Stream;
 
 /**
- * The on-disk push spool (api-data-plane.md sections 2 and 10): while push maintenance is on, every
- * push item is appended here and answered {@code buffered}; afterwards a named drain loop replays
- * the items through the normal push path.
+ * The on-disk push spool (api-data-plane.md sections 2 and 10): while push maintenance is on, and
+ * while the database is unavailable ({@link PushIntake}), push items are appended here and answered
+ * {@code buffered}; a named drain loop replays them through the normal push path.
+ *
+ * <p>Outages: a push that fails on a connection failure or pool timeout is spooled whole, also the
+ * partitions it may have committed before the connection broke, and {@link #bufferDuringOutage}
+ * marks the database unhealthy. Until a replay gets through (the drain loop probes with backoff),
+ * {@link #outageInProgress} sends pushes straight here instead of holding each for the pool's
+ * timeout. Order is kept among spooled items; pushes answered {@code queued} while older spooled
+ * items still drain may be stored before them.
  *
  * <p>Durability: a request's records are written and fsynced (and a new file's directory entry
  * too) before the request is answered, so an answered item survives a crash. A failed write is
@@ -40,10 +46,13 @@ import java.util.stream.Stream;
  * to again.
  *
  * <p>Replay: files are drained oldest first, items in their original order, in batches of
- * FILE_BUFFER_MAX_BATCH consecutive items of one tenant, each item with the transactionId it was
- * answered with, so replaying an item twice (a crash between its commit and the file's deletion,
- * or a retried batch) is absorbed by deduplication inside the queue's dedup window. A database
- * outage leaves the file in place and backs off; an item the database rejects for good is moved to
+ * FILE_BUFFER_MAX_BATCH consecutive items of one tenant, each item with the message id and
+ * transactionId it was answered with (fixed on {@link PushService.Item} before its first attempt;
+ * the message id is the transactionId when the client gave none), so an item stored twice over (a
+ * push that committed before its connection broke, a crash between a replay's commit and the
+ * file's deletion, a retried batch) is absorbed by deduplication inside the queue's dedup window
+ * (a queue with {@code dedupWindowSeconds=0}, or an outage longer than the window, is not
+ * protected). A database outage during a replay leaves the file in place and backs off; an item the database rejects for good is moved to
  * {@code failed/} beside the spool so it cannot block the items behind it. Files left by an earlier
  * run are replayed at boot, before the broker serves.
  *
@@ -112,39 +121,66 @@ public final class PushSpool implements AutoCloseable {
 
     /**
      * Spools a push request's items and answers each {@code buffered}, or every one {@code failed}
-     * when the spool could not be written durably. The message id and transactionId answered are the
-     * ones spooled; the transactionId (the message id when the client gave none) is what the replay
-     * pushes with.
+     * when the spool could not be written durably. Each item is spooled with the message id and
+     * transactionId it was made with (the message id when the client gave none), which are the ones
+     * answered and the ones the replay pushes with.
      */
     public List<PushService.Result> buffer(UUID tenant, List<PushService.Item> items) {
         if (items.isEmpty()) {
             return List.of();
         }
-        List<SpoolFile.Entry> entries = new ArrayList<>(items.size());
+        List<byte[]> records = new ArrayList<>(items.size());
         int bytes = 0;
         for (PushService.Item item : items) {
-            UUID id = UuidV7.next();
-            String txn = item.transactionId() != null ? item.transactionId() : id.toString();
-            SpoolFile.Entry e = new SpoolFile.Entry(tenant, id, item.queue(), item.partition(), txn, item.traceId(),
-                    item.payload());
-            entries.add(e);
-        }
-        List<byte[]> records = new ArrayList<>(entries.size());
-        for (SpoolFile.Entry e : entries) {
-            byte[] r = SpoolFile.encode(e);
+            byte[] r = SpoolFile.encode(new SpoolFile.Entry(tenant, item.messageId(), item.queue(), item.partition(),
+                    item.effectiveTransactionId(), item.traceId(), item.payload()));
             records.add(r);
             bytes += r.length;
         }
         boolean ok = append(records, bytes);
         List<PushService.Result> out = new ArrayList<>(items.size());
-        for (int i = 0; i < entries.size(); i++) {
-            SpoolFile.Entry e = entries.get(i);
-            out.add(new PushService.Result(i, e.messageId(), e.transactionId(), e.queue(), ok ? "buffered" : "failed"));
+        for (int i = 0; i < items.size(); i++) {
+            PushService.Item item = items.get(i);
+            out.add(new PushService.Result(i, item.messageId(), item.effectiveTransactionId(), item.queue(),
+                    ok ? "buffered" : "failed"));
         }
         return out;
     }
 
-    /** True when any item of the answer could not be spooled (the route then answers 500). */
+    /**
+     * Spools the items of a push the database could not take (it may have committed some of them
+     * before its connection broke: their replay is deduplicated). Marks the database unhealthy, so
+     * that pushes go straight here until a replay reaches it again.
+     */
+    public List<PushService.Result> bufferDuringOutage(UUID tenant, List<PushService.Item> items, Throwable cause) {
+        if (databaseHealthy.getAndSet(false)) {
+            PushService.Item first = items.isEmpty() ? null : items.get(0);
+            LOG.warning("push spool: database unavailable" + (first == null ? ""
+                    : " (push to queue " + first.queue() + ", partition " + first.partition() + ")")
+                    + ": " + cause.getMessage() + "; pushes are spooled to " + dir + " until a replay reaches it");
+        }
+        return buffer(tenant, items);
+    }
+
+    /**
+     * A push reached the database: clears the outage mark when no spooled item was left to clear it
+     * (the spool could not be written, or its items were replayed by now). One volatile read when healthy.
+     */
+    public void databaseReachable() {
+        if (!databaseHealthy.get() && databaseHealthy.compareAndSet(false, true)) {
+            LOG.info("push spool: pushes reach the database again; " + pending.get() + " spooled items pending");
+        }
+    }
+
+    /**
+     * The database was found unavailable and spooled items wait for it: a push should go straight to
+     * the spool (the drain loop probes the database and clears this once a replay gets through).
+     */
+    public boolean outageInProgress() {
+        return !databaseHealthy.get() && pending.get() > 0;
+    }
+
+    /** True when any item of the answer could not be spooled (the route then answers 500, or 503 in an outage). */
     public static boolean anyFailed(List<PushService.Result> results) {
         return results.stream().anyMatch(r -> "failed".equals(r.status()));
     }
@@ -391,7 +427,7 @@ public final class PushSpool implements AutoCloseable {
         try {
             replayer.push(tenant, items(batch));
             accept(file, batch.size());
-            databaseHealthy.set(true);
+            markHealthy(batch.get(0));
             return true;
         } catch (SQLException | RuntimeException e) {
             if (isTransient(e)) {
@@ -420,8 +456,15 @@ public final class PushSpool implements AutoCloseable {
             }
             accept(file, 1);
         }
-        databaseHealthy.set(true);
+        markHealthy(batch.get(0));
         return true;
+    }
+
+    private void markHealthy(SpoolFile.Entry replayedItem) {
+        if (!databaseHealthy.getAndSet(true)) {
+            LOG.info("push spool: the database takes replays again (queue " + replayedItem.queue() + ", partition "
+                    + replayedItem.partition() + "); pushes go to it directly, " + pending.get() + " spooled items left");
+        }
     }
 
     private void accept(Path file, int items) {
@@ -433,7 +476,9 @@ public final class PushSpool implements AutoCloseable {
     private static List<PushService.Item> items(List<SpoolFile.Entry> entries) {
         List<PushService.Item> items = new ArrayList<>(entries.size());
         for (SpoolFile.Entry e : entries) {
-            items.add(new PushService.Item(e.queue(), e.partition(), e.payload(), e.transactionId(), e.traceId()));
+            // The spooled message id too: a replayed item keeps the id its client was answered with.
+            items.add(new PushService.Item(e.queue(), e.partition(), e.payload(), e.transactionId(), e.traceId(),
+                    e.messageId()));
         }
         return items;
     }
@@ -517,7 +562,7 @@ public final class PushSpool implements AutoCloseable {
                     continue;
                 }
                 if (!announced) {
-                    LOG.info("push spool: maintenance is off, draining " + pending.get() + " items from " + dir);
+                    LOG.info("push spool: draining " + pending.get() + " items from " + dir);
                     announced = true;
                 }
                 long before = pending.get();

@@ -2,6 +2,7 @@ package io.queen.broker.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
@@ -12,6 +13,7 @@ import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.BrokerMetrics;
 import io.queen.broker.engine.MaintenanceSwitches;
 import io.queen.broker.engine.PopService;
+import io.queen.broker.engine.PushIntake;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.PushSpool;
 import io.queen.broker.engine.Tenants;
@@ -30,14 +32,15 @@ import java.util.UUID;
  * extension. Field names, defaults and status codes follow api-data-plane.md sections 2-5.
  */
 public final class DataHttpService implements HttpService {
-    private final PushService push;
     private final PopService pop;
     private final AckService ack;
     private final Tenancy tenancy;
     private final PopDefaults defaults;
     private final BrokerMetrics metrics;
     private final MaintenanceSwitches switches;
-    private final PushSpool spool;
+    private final PushIntake intake;
+    /** What a push refused during an outage is told to wait: about the spool drain's longest backoff. */
+    static final String RETRY_AFTER_SECONDS = "5";
 
     /** Broker-wide pop defaults from the environment (DEFAULT_TIMEOUT, DEFAULT_SUBSCRIPTION_MODE). */
     public record PopDefaults(long timeoutMs, String subscriptionMode) {
@@ -45,14 +48,13 @@ public final class DataHttpService implements HttpService {
 
     public DataHttpService(PushService push, PopService pop, AckService ack, Tenancy tenancy, PopDefaults defaults,
                            BrokerMetrics metrics, MaintenanceSwitches switches, PushSpool spool) {
-        this.push = push;
         this.pop = pop;
         this.ack = ack;
         this.tenancy = tenancy;
         this.defaults = defaults;
         this.metrics = metrics;
         this.switches = switches;
-        this.spool = spool;
+        this.intake = new PushIntake(push, spool, switches::pushPaused);
     }
 
     @Override
@@ -71,12 +73,19 @@ public final class DataHttpService implements HttpService {
     private void push(ServerRequest req, ServerResponse res) throws SQLException {
         UUID tenant = tenancy.of(req);
         List<PushService.Item> parsed = PushBody.parse(Json.rawBody(req));
-        // Push maintenance: every item goes to the on-disk spool, replayed once maintenance is off.
-        boolean buffered = switches.pushPaused();
-        List<PushService.Result> results = buffered ? spool.buffer(tenant, parsed) : push.push(tenant, parsed);
-        metrics.pushed(results.size());
-        Json.sendBytes(res, buffered && PushSpool.anyFailed(results) ? Status.INTERNAL_SERVER_ERROR_500
-                : Status.CREATED_201, renderPushResults(results));
+        // PostgreSQL, or the on-disk spool under push maintenance or during a database outage.
+        PushIntake.Outcome outcome = intake.push(tenant, parsed);
+        if (outcome.route() == PushIntake.Route.OUTAGE_SPOOL && !outcome.stored()) {
+            // Neither the database nor the spool took the items: nothing was stored, the client must retry.
+            res.header(HeaderNames.RETRY_AFTER, RETRY_AFTER_SECONDS);
+            Json.send(res, Status.SERVICE_UNAVAILABLE_503, Json.object()
+                    .put("error", "database unavailable and the push spool cannot be written")
+                    .put("code", "spool_unavailable"));
+            return;
+        }
+        metrics.pushed(outcome.results().size());
+        Json.sendBytes(res, outcome.stored() ? Status.CREATED_201 : Status.INTERNAL_SERVER_ERROR_500,
+                renderPushResults(outcome.results()));
     }
 
     /** The per-item results, written straight to bytes (no tree: a 100-item push is answered often). */

@@ -238,4 +238,34 @@ class PushSpoolTest {
         assertEquals(1, s.failedCount());
         assertFalse(s.healthy());
     }
+
+    @Test
+    void anOutageItemIsSpooledAndReplayedWithTheIdsItWasPushedWith() {
+        RecordingPush push = new RecordingPush();
+        push.down.set(true);
+        PushSpool s = spool(push, new AtomicBoolean(false), 100, 1000);
+        PushService.Item minted = item("q", null, "1");
+        PushService.Item named = item("q", "t-1", "2");
+        assertTrue(s.databaseHealthy());
+        List<PushService.Result> r = s.bufferDuringOutage(TENANT_A, List.of(minted, named),
+                new SQLTransientConnectionException("no connection"));
+        assertEquals(List.of("buffered", "buffered"), r.stream().map(PushService.Result::status).toList());
+        assertEquals(minted.messageId(), r.get(0).messageId(), "the id fixed before the failed attempt");
+        assertEquals(minted.messageId().toString(), r.get(0).transactionId());
+        assertEquals(named.messageId(), r.get(1).messageId());
+        assertFalse(s.databaseHealthy(), "an outage seen by the push route shows in the spool's health");
+        assertTrue(s.outageInProgress(), "pushes go straight to the spool while it waits for the database");
+
+        assertEquals(0, s.drain(Long.MAX_VALUE), "still down: nothing replayed");
+        assertTrue(s.outageInProgress());
+        push.down.set(false);
+        assertEquals(2, s.drain(Long.MAX_VALUE));
+        assertTrue(s.databaseHealthy());
+        assertFalse(s.outageInProgress());
+        // Replayed with the very ids the first attempt used, so a copy it committed is a duplicate.
+        assertEquals(List.of(minted.messageId(), named.messageId()),
+                push.items.stream().map(PushService.Item::messageId).toList());
+        assertEquals(List.of(minted.messageId().toString(), "t-1"), push.txns());
+        s.close();
+    }
 }

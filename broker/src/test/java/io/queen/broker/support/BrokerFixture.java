@@ -4,7 +4,10 @@ import io.queen.broker.Broker;
 import io.queen.broker.config.BrokerSettings;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.config.Env;
+import io.queen.broker.config.MaintenanceSettings;
+import io.queen.broker.store.SchemaApplier;
 
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -22,6 +25,22 @@ public final class BrokerFixture {
         env.putIfAbsent("PORT", "0");
         env.putIfAbsent("DB_POOL_SIZE", "16");
         return Broker.start(BrokerSettings.from(new Env(env)).withDatabase(db));
+    }
+
+    /**
+     * A broker whose push spool is {@code spoolDir} (and whose drain loop wakes every 20 ms), for
+     * tests that spool: the default FILE_BUFFER_DIR is a system folder.
+     */
+    public static Broker startWithSpool(DatabaseSettings db, Path spoolDir, Map<String, String> extraEnv) {
+        Map<String, String> env = new HashMap<>(extraEnv);
+        env.put("PG_HOST", db.host());
+        env.putIfAbsent("PORT", "0");
+        env.putIfAbsent("DB_POOL_SIZE", "16");
+        env.put("FILE_BUFFER_DIR", spoolDir.toString());
+        env.putIfAbsent("FILE_BUFFER_FLUSH_MS", "20");
+        Env vars = new Env(env);
+        return Broker.start(BrokerSettings.from(vars).withDatabase(db), SchemaApplier.Options.defaults(),
+                MaintenanceSettings.from(vars));
     }
 
     /** Runs SQL against the broker's database, e.g. to set a queue option the test needs. */
