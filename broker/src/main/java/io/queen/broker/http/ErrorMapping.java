@@ -34,7 +34,8 @@ public final class ErrorMapping {
         routing.error(NotFoundException.class, (req, res, e) ->
                 send(res, Status.NOT_FOUND_404, "not_found", e.getMessage(), null));
         // Helidon's own status exceptions (its 404 outside /api, a body over the size limit met while
-        // reading it): the status stands, the text is ours. The request may be half read: close.
+        // reading it): the status stands, the text is ours. Unless it is only an unknown route, the
+        // request may be half read: close.
         routing.error(RequestException.class, (req, res, e) -> helidon(req, res, e.status(), e));
         routing.error(HttpException.class, (req, res, e) -> helidon(req, res, e.status(), e));
         routing.error(Exception.class, ErrorMapping::failure);
@@ -45,7 +46,9 @@ public final class ErrorMapping {
             failure(req, res, e);
             return;
         }
-        res.header(HeaderNames.CONNECTION, "close");
+        if (status.code() != 404 && status.code() != 405) {
+            res.header(HeaderNames.CONNECTION, "close");
+        }
         send(res, status, TransportErrors.code(status), TransportErrors.message(status), null);
     }
 

@@ -270,6 +270,11 @@ final class HostileCorpus {
                 .getBytes(StandardCharsets.ISO_8859_1));
         raw("framing", "raw-nul-in-path", "GET /api/v1/resources/queues/a\u0000b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
                 .getBytes(StandardCharsets.ISO_8859_1));
+        for (String unknown : List.of("GET /nope", "GET /api/v2/push", "POST /streams/v1/nope", "DELETE /health",
+                "GET /api/v1/push", "PUT /api/v1/ack")) {
+            raw("unknown-route", unknown, (unknown + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1));
+        }
         raw("framing", "bad-percent-escape", "GET /api/v1/resources/queues/a%zzb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
                 .getBytes(StandardCharsets.ISO_8859_1));
         for (String route : List.of("/api/v1/push", "/api/v1/configure", "/api/v1/transaction", "/api/v1/ack",

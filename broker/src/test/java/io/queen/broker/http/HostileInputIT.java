@@ -73,7 +73,12 @@ class HostileInputIT {
         List<Outcome> outcomes = new ArrayList<>();
         for (HostileCorpus.Case c : corpus) {
             RawHttp.Answer a = c.raw() != null ? raw.exchange(c.raw()) : raw.send(c.method(), c.target(), c.headers(), c.body());
-            outcomes.add(new Outcome(c, a, problem(a)));
+            String problem = problem(a);
+            if (problem == null && c.family().equals("unknown-route")
+                    && (a.status() != 404 || !a.body().contains("\"code\":\"no_such_route\""))) {
+                problem = "an unknown route is the JSON 404 of /api/*";
+            }
+            outcomes.add(new Outcome(c, a, problem));
         }
         // A body over QUEEN_MAX_BODY_BYTES: the client that stops when answered, and the one that
         // goes on sending regardless, both read the 413.

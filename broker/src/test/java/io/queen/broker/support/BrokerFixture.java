@@ -7,6 +7,9 @@ import io.queen.broker.config.Env;
 import io.queen.broker.config.MaintenanceSettings;
 import io.queen.broker.store.SchemaApplier;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -19,28 +22,34 @@ public final class BrokerFixture {
     private BrokerFixture() {
     }
 
+    /**
+     * A broker on {@code db}. Its push spool is a fresh temporary folder unless {@code extraEnv} names
+     * FILE_BUFFER_DIR: the default is a system folder, shared by every broker of the machine, where
+     * one test's spooled pushes would be replayed into another test's database.
+     */
     public static Broker start(DatabaseSettings db, Map<String, String> extraEnv) {
         Map<String, String> env = new HashMap<>(extraEnv);
         env.put("PG_HOST", db.host());
         env.putIfAbsent("PORT", "0");
         env.putIfAbsent("DB_POOL_SIZE", "16");
-        return Broker.start(BrokerSettings.from(new Env(env)).withDatabase(db));
-    }
-
-    /**
-     * A broker whose push spool is {@code spoolDir} (and whose drain loop wakes every 20 ms), for
-     * tests that spool: the default FILE_BUFFER_DIR is a system folder.
-     */
-    public static Broker startWithSpool(DatabaseSettings db, Path spoolDir, Map<String, String> extraEnv) {
-        Map<String, String> env = new HashMap<>(extraEnv);
-        env.put("PG_HOST", db.host());
-        env.putIfAbsent("PORT", "0");
-        env.putIfAbsent("DB_POOL_SIZE", "16");
-        env.put("FILE_BUFFER_DIR", spoolDir.toString());
-        env.putIfAbsent("FILE_BUFFER_FLUSH_MS", "20");
+        if (!env.containsKey("FILE_BUFFER_DIR")) {
+            try {
+                env.put("FILE_BUFFER_DIR", Files.createTempDirectory("queen-spool-").toString());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
         Env vars = new Env(env);
         return Broker.start(BrokerSettings.from(vars).withDatabase(db), SchemaApplier.Options.defaults(),
                 MaintenanceSettings.from(vars));
+    }
+
+    /** A broker whose push spool is {@code spoolDir}, with its drain loop waking every 20 ms. */
+    public static Broker startWithSpool(DatabaseSettings db, Path spoolDir, Map<String, String> extraEnv) {
+        Map<String, String> env = new HashMap<>(extraEnv);
+        env.put("FILE_BUFFER_DIR", spoolDir.toString());
+        env.putIfAbsent("FILE_BUFFER_FLUSH_MS", "20");
+        return start(db, env);
     }
 
     /** Runs SQL against the broker's database, e.g. to set a queue option the test needs. */
