@@ -1,10 +1,8 @@
 package io.queen.broker.engine;
 
-import io.queen.broker.store.DatabaseUnavailableException;
 import io.queen.broker.store.SqlStates;
 
 import java.sql.SQLException;
-import java.sql.SQLTransientConnectionException;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
@@ -52,26 +50,12 @@ public final class PushIntake {
         try {
             queued = push.push(tenant, items);
         } catch (SQLException | RuntimeException e) {
-            if (!databaseUnavailable(e)) {
+            if (!SqlStates.isUnavailable(e)) {
                 throw e;
             }
             return new Outcome(Route.OUTAGE_SPOOL, spool.bufferDuringOutage(tenant, items, e));
         }
         spool.databaseReachable();
         return new Outcome(Route.DATABASE, queued);
-    }
-
-    /**
-     * The database could not be reached or dropped the connection: no connection within the pool's
-     * timeout, a connection-class SQLSTATE (08xxx) or a server shutdown (57P0x). Anything the server
-     * answered on a live connection (a constraint, a bad value) is the request's problem, not an outage.
-     */
-    static boolean databaseUnavailable(Throwable t) {
-        for (Throwable cur = t; cur != null; cur = cur.getCause()) {
-            if (cur instanceof SQLTransientConnectionException || cur instanceof DatabaseUnavailableException) {
-                return true;
-            }
-        }
-        return SqlStates.isConnectionFailure(t);
     }
 }

@@ -1,11 +1,9 @@
 package io.queen.broker.http;
 
 import io.helidon.http.Status;
-import io.queen.broker.store.DatabaseUnavailableException;
 import io.queen.broker.store.SqlStates;
 
 import java.sql.SQLException;
-import java.sql.SQLTransientConnectionException;
 
 /**
  * What a failure that is not the client's mistake means to the client: a status, a stable
@@ -36,18 +34,12 @@ final class Failures {
     }
 
     static Answer classify(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof DatabaseUnavailableException || t instanceof SQLTransientConnectionException) {
-                return UNAVAILABLE;
-            }
+        if (SqlStates.isUnavailable(failure)) {
+            return UNAVAILABLE;
         }
         String state = SqlStates.of(failure);
         if (state == null) {
             return hasSqlException(failure) ? UNAVAILABLE : INTERNAL;
-        }
-        if (SqlStates.isConnectionFailure(failure) || state.startsWith("53")) {
-            // 08: connection lost; 57P: server shutting down; 53: out of connections, disk or memory.
-            return UNAVAILABLE;
         }
         if (SqlStates.isLockConflict(failure) || SqlStates.SERIALIZATION_FAILURE.equals(state)
                 || SqlStates.QUERY_CANCELED.equals(state)) {

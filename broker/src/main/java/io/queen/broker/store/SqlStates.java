@@ -28,6 +28,22 @@ public final class SqlStates {
         return LOCK_NOT_AVAILABLE.equals(state) || DEADLOCK_DETECTED.equals(state);
     }
 
+    /**
+     * The database could not be reached or dropped the connection: no connection within the pool's
+     * timeout, {@link DatabaseUnavailableException}, a connection-class SQLSTATE (08xxx), a server
+     * shutdown (57P0x) or a server out of connections, disk or memory (53xxx). Anything the server
+     * answered on a live connection (a constraint, a bad value) is the request's problem instead.
+     */
+    public static boolean isUnavailable(Throwable t) {
+        for (Throwable cur = t; cur != null; cur = cur.getCause()) {
+            if (cur instanceof java.sql.SQLTransientConnectionException || cur instanceof DatabaseUnavailableException) {
+                return true;
+            }
+        }
+        String state = of(t);
+        return isConnectionFailure(t) || (state != null && state.startsWith("53"));
+    }
+
     /** Connection-class failures (08xxx) and server shutdown (57P0x): the database, not the request. */
     public static boolean isConnectionFailure(Throwable t) {
         String state = of(t);
