@@ -76,7 +76,7 @@ public final class Json {
         if (body == null || body.isNull()) {
             return null;
         }
-        requireStorable(body, "");
+        requireStorable(body);
         if (!body.isObject()) {
             throw new BadRequestException("bad body: a JSON object is required");
         }
@@ -91,7 +91,7 @@ public final class Json {
                 throw new BadRequestException("request body is empty; a JSON object is required");
             }
             JsonNode tree = MAPPER.readTree(bytes);
-            requireStorable(tree, "");
+            requireStorable(tree);
             return tree;
         } catch (JsonProcessingException e) {
             throw new BadRequestException("invalid JSON: " + e.getOriginalMessage());
@@ -104,31 +104,51 @@ public final class Json {
      * Every string and member name of a body must be storable text ({@link Names#storable}), except
      * inside a {@code payload}, which is stored as the bytes sent and never as PostgreSQL text.
      */
-    static void requireStorable(JsonNode node, String at) {
+    static void requireStorable(JsonNode body) {
+        Unstorable bad = unstorable(body);
+        if (bad != null) {
+            String at = bad.path().isEmpty() ? "of the body" : "at " + bad.path().replaceFirst("^\\.", "");
+            throw new BadRequestException("invalid value " + at + ": " + bad.why());
+        }
+    }
+
+    /** Where in a body the first unstorable text is ({@code items[2].queue}), and why. */
+    private record Unstorable(String path, String why) {
+        Unstorable under(String step) {
+            return new Unstorable(step + path, why);
+        }
+    }
+
+    /** Null when storable; the path is built only on the way back up, so a good body costs nothing. */
+    private static Unstorable unstorable(JsonNode node) {
         if (node.isTextual()) {
             String why = Names.storable(node.textValue());
-            if (why != null) {
-                throw new BadRequestException("invalid value " + (at.isEmpty() ? "of the body" : "at " + at) + ": " + why);
-            }
-        } else if (node.isArray()) {
+            return why == null ? null : new Unstorable("", why);
+        }
+        if (node.isArray()) {
             for (int i = 0; i < node.size(); i++) {
-                requireStorable(node.get(i), at + "[" + i + "]");
+                Unstorable bad = unstorable(node.get(i));
+                if (bad != null) {
+                    return bad.under("[" + i + "]");
+                }
             }
         } else if (node.isObject()) {
             var fields = node.fields();
             while (fields.hasNext()) {
                 var f = fields.next();
-                String name = f.getKey();
-                String where = at.isEmpty() ? name : at + "." + name;
-                String why = Names.storable(name);
+                String why = Names.storable(f.getKey());
                 if (why != null) {
-                    throw new BadRequestException("invalid member name in " + (at.isEmpty() ? "body" : at) + ": " + why);
+                    return new Unstorable("", "a member name " + why);
                 }
-                if (!name.equals("payload")) {
-                    requireStorable(f.getValue(), where);
+                if (!f.getKey().equals("payload")) {
+                    Unstorable bad = unstorable(f.getValue());
+                    if (bad != null) {
+                        return bad.under("." + f.getKey());
+                    }
                 }
             }
         }
+        return null;
     }
 
     /** The refusal as a "bad body" one (routes whose contract prefixes body errors so), keeping its kind. */

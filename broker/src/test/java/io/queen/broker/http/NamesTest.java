@@ -48,4 +48,17 @@ class NamesTest {
                 RequestTextFilter.problem("path", "/q/a%ED%A0%80b"));
         assertTrue(RequestTextFilter.problem("query string", "consumerGroup=a%00b").contains("NUL"));
     }
+
+    @Test
+    void aBodyNamesWhereItsUnstorableTextIs() throws Exception {
+        var tree = Json.MAPPER.readTree("{\"operations\":[{\"items\":[{\"queue\":\"a\\u0000\"}]}]}");
+        BadRequestException e = assertThrows(BadRequestException.class, () -> Json.requireStorable(tree));
+        assertEquals("invalid value at operations[0].items[0].queue: contains a NUL character (\\u0000) at position 1",
+                e.getMessage());
+        var key = Json.MAPPER.readTree("{\"a\":{\"b\\u0000\":1}}");
+        e = assertThrows(BadRequestException.class, () -> Json.requireStorable(key));
+        assertTrue(e.getMessage().startsWith("invalid value at a: a member name contains a NUL"), e.getMessage());
+        // A payload is stored as sent, never as text: its content is not held to these rules.
+        Json.requireStorable(Json.MAPPER.readTree("{\"payload\":{\"k\":\"\\u0000\"}}"));
+    }
 }
