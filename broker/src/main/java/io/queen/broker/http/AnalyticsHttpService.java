@@ -45,14 +45,14 @@ public final class AnalyticsHttpService implements HttpService {
     private void systemMetrics(ServerRequest req, ServerResponse res) throws SQLException {
         Params q = new Params(req.query());
         JsonText.send(res, observability.systemMetrics(TimeWindows.window(q, DEFAULT_SPAN),
-                q.string("hostname").orElse(null), q.string("workerId").orElse(null)));
+                q.name("hostname", Names.HOSTNAME).orElse(null), q.name("workerId", Names.WORKER_ID).orElse(null)));
     }
 
     private void workerMetrics(ServerRequest req, ServerResponse res) throws SQLException {
         Params q = new Params(req.query());
         Integer workerId = q.string("workerId").isPresent() ? q.integer("workerId", 0) : null;
         JsonText.send(res, observability.workerMetrics(TimeWindows.window(q, DEFAULT_SPAN),
-                q.string("queue").orElse(null), q.string("hostname").orElse(null), workerId));
+                q.name("queue", Names.QUEUE).orElse(null), q.name("hostname", Names.HOSTNAME).orElse(null), workerId));
     }
 
     private void postgresStats(ServerRequest req, ServerResponse res) throws SQLException {
@@ -88,8 +88,8 @@ public final class AnalyticsHttpService implements HttpService {
         Params q = new Params(req.query());
         WorkloadReport.GroupBy groupBy = groupBy(q);
         // namespace= and task= with no value are filters for the empty label (the reference broker's reading).
-        WorkloadReport.Filter filter = new WorkloadReport.Filter(q.text("namespace").orElse(null),
-                q.text("task").orElse(null), queue(q));
+        WorkloadReport.Filter filter = new WorkloadReport.Filter(q.text("namespace", Names.NAMESPACE).orElse(null),
+                q.text("task", Names.TASK).orElse(null), queue(q));
         try {
             JsonText.send(res, observability.workload(tenancy.of(req), TimeWindows.window(q, DEFAULT_SPAN),
                     groupBy == null ? WorkloadReport.GroupBy.NAMESPACE : groupBy, filter));
@@ -112,7 +112,7 @@ public final class AnalyticsHttpService implements HttpService {
     private void partitionLiveness(ServerRequest req, ServerResponse res) throws SQLException {
         Params q = new Params(req.query());
         JsonText.send(res, observability.partitionLiveness(tenancy.of(req), queue(q),
-                q.text("namespace").orElse(null), q.text("task").orElse(null),
+                q.text("namespace", Names.NAMESPACE).orElse(null), q.text("task", Names.TASK).orElse(null),
                 Math.clamp(q.integer("limit", 20), 1, 200)));
     }
 
@@ -130,6 +130,6 @@ public final class AnalyticsHttpService implements HttpService {
     }
 
     private static String queue(Params q) {
-        return q.string("queue").orElse(null);
+        return q.name("queue", Names.QUEUE).orElse(null);
     }
 }

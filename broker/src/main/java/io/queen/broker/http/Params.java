@@ -26,8 +26,8 @@ final class Params {
      * The value as sent, an empty one included: for the filters where {@code name=} selects the
      * empty label rather than meaning "no filter".
      */
-    Optional<String> text(String name) {
-        return query.first(name).asOptional();
+    Optional<String> text(String name, Names.Rule rule) {
+        return query.first(name).asOptional().map(v -> Names.check(rule, v, "query parameter " + name));
     }
 
     int integer(String name, int fallback) {
