@@ -19,17 +19,13 @@ public final class AckDecision {
     public record Item(Status status, Long spanOffset, boolean belowCursor, String error) {
     }
 
-    public record ItemOutcome(boolean success, String error, boolean noop, boolean dlq) {
+    public record ItemOutcome(AckOutcome outcome, boolean dlq) {
     }
 
     /** What to write: cursor, lease, budget (1 charge, 0 keep, -1 reset), and a poison offset to dead-letter or drop. */
     public record Plan(long committed, boolean release, int retry, Long poisonOffset, boolean fileDeadLetter,
                        String deadLetterError, List<ItemOutcome> items) {
     }
-
-    static final String ALREADY_COMMITTED = "already committed: the cursor moved past this message before this ack";
-    static final String UNRESOLVABLE = "unresolvable: transaction not in the ack window (hash purged or never pushed);"
-            + " if leased, the message redelivers";
 
     private AckDecision() {
     }
@@ -52,10 +48,10 @@ public final class AckDecision {
             if (off == null || off > upperBound) {
                 if (off == null && it.belowCursor()) {
                     out.add(it.status() == Status.COMPLETED
-                            ? new ItemOutcome(true, null, true, false)
-                            : new ItemOutcome(false, ALREADY_COMMITTED, false, false));
+                            ? new ItemOutcome(AckOutcome.ALREADY_DONE, false)
+                            : new ItemOutcome(AckOutcome.ALREADY_COMMITTED, false));
                 } else {
-                    out.add(new ItemOutcome(false, UNRESOLVABLE, false, false));
+                    out.add(new ItemOutcome(AckOutcome.UNRESOLVABLE, false));
                 }
                 continue;
             }
@@ -117,7 +113,7 @@ public final class AckDecision {
             if (out.get(i) == null) {
                 Item it = items.get(i);
                 boolean dlq = file && poison != null && poison.equals(it.spanOffset()) && it.status() != Status.COMPLETED;
-                out.set(i, new ItemOutcome(true, null, false, dlq));
+                out.set(i, new ItemOutcome(AckOutcome.APPLIED, dlq));
             }
         }
         return new Plan(newCommitted, release, retry, poison, file, dlqError, out);

@@ -23,10 +23,6 @@ import java.util.concurrent.atomic.LongAdder;
  * completed, in order, under its lease) is one self-committing statement instead.
  */
 public final class AckService {
-    static final String CONSUMER_NOT_FOUND = "consumer not found";
-    static final String INVALID_LEASE = "invalid or expired lease";
-    static final String FOREIGN_PARTITION = "partition not owned by tenant";
-
     public record Item(String transactionId, UUID partitionId, AckDecision.Status status, String leaseId, String error) {
     }
 
@@ -34,11 +30,23 @@ public final class AckService {
      * {@code wakeQueue}/{@code wakePartition}: set (internal) when this ack released the lease and
      * messages wait behind the new cursor, naming where.
      */
-    public record Result(int index, String transactionId, boolean success, String error, boolean leaseReleased,
-                         boolean dlq, boolean noop, String wakeQueue, String wakePartition) {
-        Result(int index, String transactionId, boolean success, String error, boolean leaseReleased, boolean dlq,
-               boolean noop) {
-            this(index, transactionId, success, error, leaseReleased, dlq, noop, null, null);
+    public record Result(int index, String transactionId, AckOutcome outcome, boolean leaseReleased,
+                         boolean dlq, String wakeQueue, String wakePartition) {
+        public Result(int index, String transactionId, AckOutcome outcome, boolean leaseReleased, boolean dlq) {
+            this(index, transactionId, outcome, leaseReleased, dlq, null, null);
+        }
+
+        public boolean success() {
+            return outcome.success();
+        }
+
+        public String error() {
+            return outcome.error();
+        }
+
+        /** A success that changed nothing (the message was already below the cursor). */
+        public boolean noop() {
+            return outcome == AckOutcome.ALREADY_DONE;
         }
     }
 
@@ -113,7 +121,7 @@ public final class AckService {
         }
         oneStatementAcks.increment();
         for (int i : idx) {
-            results[i] = new Result(i, items.get(i).transactionId(), true, null, done.released(), false, false,
+            results[i] = new Result(i, items.get(i).transactionId(), AckOutcome.APPLIED, done.released(), false,
                     done.more() ? done.queueName() : null, done.more() ? done.partitionName() : null);
         }
         if (done.more()) {
@@ -144,14 +152,15 @@ public final class AckService {
         String leaseId = first.leaseId() == null ? "" : first.leaseId();
         boolean leased = !leaseId.isEmpty() || requireLiveLease;
         LogStore.AckState s = LogStore.resolveAck(c, first.partitionId(), group, TxnHash.concat(txns), tenant, leased);
-        String groupError = !s.consumerFound() ? CONSUMER_NOT_FOUND
-                : !s.tenantOk() ? FOREIGN_PARTITION
-                : leased && (!s.leaseLive() || (!leaseId.isEmpty() && !leaseId.equals(s.workerId()))) ? INVALID_LEASE
+        AckOutcome groupError = !s.consumerFound() ? AckOutcome.CONSUMER_NOT_FOUND
+                : !s.tenantOk() ? AckOutcome.FOREIGN_PARTITION
+                : leased && (!s.leaseLive() || (!leaseId.isEmpty() && !leaseId.equals(s.workerId())))
+                ? AckOutcome.INVALID_LEASE
                 : null;
         List<Result> out = new ArrayList<>(idx.size());
         if (groupError != null) {
             for (int i : idx) {
-                out.add(new Result(i, items.get(i).transactionId(), false, groupError, false, false, false));
+                out.add(new Result(i, items.get(i).transactionId(), groupError, false, false));
             }
             return out;
         }
@@ -173,8 +182,8 @@ public final class AckService {
         boolean more = plan.release() && plan.committed() < s.lastOffset();
         for (int k = 0; k < idx.size(); k++) {
             AckDecision.ItemOutcome o = plan.items().get(k);
-            out.add(new Result(idx.get(k), items.get(idx.get(k)).transactionId(), o.success(), o.error(),
-                    o.success() && !o.noop() && plan.release(), o.dlq(), o.noop(),
+            out.add(new Result(idx.get(k), items.get(idx.get(k)).transactionId(), o.outcome(),
+                    o.outcome() == AckOutcome.APPLIED && plan.release(), o.dlq(),
                     more ? s.queueName() : null, more ? s.partitionName() : null));
         }
         return out;

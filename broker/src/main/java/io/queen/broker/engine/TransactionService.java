@@ -131,7 +131,7 @@ public final class TransactionService {
                 if (!r.success()) {
                     // The reference says so in these words (clients match "rolled back"), e.g.
                     // "invalid or expired lease; transaction rolled back".
-                    return r.error().startsWith("unresolvable")
+                    return r.outcome() == AckOutcome.UNRESOLVABLE
                             ? "QTXN ack references unknown transactionId; transaction rolled back"
                             : r.error() + "; transaction rolled back";
                 }

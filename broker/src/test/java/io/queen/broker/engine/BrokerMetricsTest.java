@@ -70,6 +70,6 @@ class BrokerMetricsTest {
     }
 
     private static AckService.Result result(boolean success) {
-        return new AckService.Result(0, "t", success, success ? null : "x", true, false, false);
+        return new AckService.Result(0, "t", success ? AckOutcome.APPLIED : AckOutcome.INVALID_LEASE, true, false);
     }
 }

@@ -138,7 +138,7 @@ class OneStatementAckIT {
 
         List<AckService.Result> foreign = acks.ack(Tenants.DEFAULT, GROUP,
                 items(b, b.txns(), AckDecision.Status.COMPLETED, UUID.randomUUID().toString()));
-        foreign.forEach(r -> assertEquals(AckService.INVALID_LEASE, r.error()));
+        foreign.forEach(r -> assertEquals(AckOutcome.INVALID_LEASE, r.outcome()));
         assertEquals(-1L, cursor(b.partitionId())[0], "a refused ack writes nothing");
 
         List<AckService.Result> reversed = acks.ack(Tenants.DEFAULT, GROUP,

@@ -2,6 +2,7 @@ package io.queen.broker.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.queen.broker.engine.AckOutcome;
 import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.PopService;
 import io.queen.broker.engine.PushService;
@@ -143,9 +144,9 @@ class JsonBytesTest {
         for (int round = 0; round < 200; round++) {
             List<AckService.Result> results = new ArrayList<>();
             for (int i = random.nextInt(5); i >= 0; i--) {
+                AckOutcome[] outcomes = AckOutcome.values();
                 results.add(new AckService.Result(results.size(), texts[random.nextInt(texts.length)],
-                        random.nextBoolean(), random.nextBoolean() ? null : "invalid or expired lease: \"x\" \n",
-                        random.nextBoolean(), random.nextBoolean(), random.nextBoolean(), null, null));
+                        outcomes[random.nextInt(outcomes.length)], random.nextBoolean(), random.nextBoolean(), null, null));
             }
             byte[] expected = ackResultsAsTree(results);
             assertArrayEquals(expected, DataHttpService.renderAckResults(results),
