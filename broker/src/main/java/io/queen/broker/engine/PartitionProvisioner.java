@@ -2,6 +2,7 @@ package io.queen.broker.engine;
 
 import io.queen.broker.store.Database;
 import io.queen.broker.store.LogStore;
+import io.queen.broker.store.SqlStates;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -170,7 +171,7 @@ final class PartitionProvisioner {
             LogStore.Provisioned p = made.get(w.partition());
             if (p == null) {
                 w.done().completeExceptionally(new SQLException("partition " + w.partition() + " of queue "
-                        + q.queue() + " was not provisioned", "P0002"));
+                        + q.queue() + " was not provisioned", SqlStates.NO_DATA_FOUND));
             } else {
                 catalog.remember(q.tenant(), q.queue(), w.partition(), p);
                 w.done().complete(p);
@@ -189,7 +190,7 @@ final class PartitionProvisioner {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new SQLException("interrupted while provisioning queue " + w.queue().queue(), "57014", e);
+            throw new SQLException("interrupted while provisioning queue " + w.queue().queue(), SqlStates.QUERY_CANCELED, e);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof SQLException sql) {
                 throw sql;

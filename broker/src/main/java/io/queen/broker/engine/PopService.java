@@ -8,6 +8,7 @@ import io.queen.broker.engine.wake.HotList;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.LogStore;
+import io.queen.broker.store.SqlStates;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -15,7 +16,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -36,7 +36,6 @@ public final class PopService {
     /** How long a parked pop waits before re-checking without a wake; also how stale a ring's last scan may be. */
     static final long IDLE_RECHECK_MS = 1000;
     /** A marked partition deleted meanwhile: foreign key violation on its cursor row, or "not found". */
-    private static final Set<String> PARTITION_GONE = Set.of("23503", "P0002");
 
     public record Request(
             UUID tenant,
@@ -487,7 +486,7 @@ public final class PopService {
             try {
                 tryPartition(c, queue, partitionId, partitionName);
             } catch (SQLException e) {
-                if (!PARTITION_GONE.contains(e.getSQLState())) {
+                if (!SqlStates.isRowGone(e)) {
                     throw e;
                 }
                 catalog.evict(request.tenant(), queue);

@@ -1,6 +1,7 @@
 package io.queen.broker.engine;
 
 import io.queen.broker.store.Database;
+import io.queen.broker.store.SqlStates;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -85,7 +86,7 @@ final class PushFusion {
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new SQLException("interrupted while waiting for the push flush", "57014", e);
+                throw new SQLException("interrupted while waiting for the push flush", SqlStates.QUERY_CANCELED, e);
             } finally {
                 shard.signal.unlock();
             }

@@ -7,6 +7,7 @@ import io.queen.broker.engine.segment.TxnHash;
 import io.queen.broker.engine.segment.UuidV7;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.LogStore;
+import io.queen.broker.store.SqlStates;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -28,8 +29,6 @@ import java.util.UUID;
  */
 public final class PushService {
     public static final UUID ZERO_UUID = new UUID(0, 0);
-    /** log_push_one_v1 raises this when the partition row no longer exists. */
-    static final String PARTITION_MISSING = "P0002";
 
     /**
      * One item to push. Its message id is fixed when the item is made, before the first attempt: the
@@ -175,7 +174,7 @@ public final class PushService {
                 fusion.write(plan.groups);
                 break;
             } catch (SQLException e) {
-                if (attempt == 1 && PARTITION_MISSING.equals(e.getSQLState())) {
+                if (attempt == 1 && SqlStates.NO_DATA_FOUND.equals(e.getSQLState())) {
                     // A cached partition was cleaned up meanwhile: forget it and provision again.
                     plan.groups.forEach(g -> catalog.evict(tenant, g.queue));
                     plan.groups.forEach(g -> g.slots.forEach(s -> s.status = null));

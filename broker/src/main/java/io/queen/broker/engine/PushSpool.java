@@ -490,12 +490,10 @@ public final class PushSpool implements AutoCloseable {
                 return true;
             }
         }
-        String state = SqlStates.of(t);
-        if (state == null) {
+        if (SqlStates.of(t) == null) {
             return true; // No server verdict: the database was not reached.
         }
-        return SqlStates.isConnectionFailure(t) || SqlStates.isLockConflict(t) || state.startsWith("53")
-                || state.startsWith("58") || state.startsWith("57") || state.equals(SqlStates.SERIALIZATION_FAILURE);
+        return SqlStates.isRetryable(t);
     }
 
     /** Appends a refused item to a file under failed/, durably, for a human to look at. */

@@ -41,15 +41,14 @@ final class Failures {
         if (state == null) {
             return hasSqlException(failure) ? UNAVAILABLE : INTERNAL;
         }
-        if (SqlStates.isLockConflict(failure) || SqlStates.SERIALIZATION_FAILURE.equals(state)
-                || SqlStates.QUERY_CANCELED.equals(state)) {
+        if (SqlStates.isContention(failure)) {
             return BUSY;
         }
-        if (state.startsWith("22")) {
+        if (SqlStates.isDataException(failure)) {
             // Data exceptions are a value the edge validation let through: the client's value, not the broker.
             return INVALID_VALUE;
         }
-        if (state.equals("23503")) {
+        if (SqlStates.FOREIGN_KEY_VIOLATION.equals(state)) {
             return CONFLICT;
         }
         return INTERNAL;

@@ -138,8 +138,7 @@ public final class QueueAdminStore {
 
     /** A timestamp literal PostgreSQL rejected: the caller's input, not a broker fault. */
     public static boolean isBadTimestamp(SQLException e) {
-        String state = SqlStates.of(e);
-        return "22007".equals(state) || "22008".equals(state);
+        return SqlStates.isBadTimestamp(e);
     }
 
     private static String single(PreparedStatement ps) throws SQLException {
