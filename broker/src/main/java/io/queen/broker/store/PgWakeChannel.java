@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.queen.broker.config.DatabaseSettings;
-import io.queen.broker.engine.wake.WakeHub;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
@@ -83,7 +82,7 @@ public final class PgWakeChannel implements AutoCloseable {
     }
 
     private final DatabaseSettings settings;
-    private final WakeHub hub;
+    private final WakeTarget hub;
     private final String brokerId;
     /** How every payload this broker sends begins: its own echoes are recognised without parsing. */
     private final String ownHead;
@@ -104,7 +103,7 @@ public final class PgWakeChannel implements AutoCloseable {
     private volatile boolean closed;
     private volatile boolean listening;
 
-    public PgWakeChannel(DatabaseSettings settings, WakeHub hub, String brokerId) {
+    public PgWakeChannel(DatabaseSettings settings, WakeTarget hub, String brokerId) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.hub = Objects.requireNonNull(hub, "hub");
         this.brokerId = Objects.requireNonNull(brokerId, "brokerId");

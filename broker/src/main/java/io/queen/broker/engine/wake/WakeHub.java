@@ -1,5 +1,7 @@
 package io.queen.broker.engine.wake;
 
+import io.queen.broker.store.WakeTarget;
+
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.HashSet;
@@ -33,7 +35,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * only make a pop re-claim once more than needed, never miss a push. A parked pop is woken only
  * by its own gate.
  */
-public final class WakeHub {
+public final class WakeHub implements WakeTarget {
     private static final int QUEUE_STRIPES = 8192;
     private static final int TENANT_STRIPES = 1024;
 
@@ -72,6 +74,7 @@ public final class WakeHub {
     }
 
     /** A push committed to this queue (partition null: unknown): mark it, wake its waiters and the tenant's discovery waiters. */
+    @Override
     public void signal(UUID tenant, String queue, String partition) {
         hot.mark(tenant, queue, partition);
         queueGates.signal(queueKey(tenant, queue), null);
@@ -98,6 +101,7 @@ public final class WakeHub {
      * ring dirty: used when signals may have been missed (the cross-broker listener was
      * disconnected), so each pop re-claims once from a fresh scan.
      */
+    @Override
     public void signalAllWaiting() {
         hot.markAllDirty();
         queueGates.signalAll();
