@@ -67,10 +67,10 @@ final class PartitionProvisioner {
     }
 
     /** Sets {@code provisioned} of every group, creating queues and partitions where missing. */
-    void provision(UUID tenant, List<PushService.Group> groups) throws SQLException {
+    void provision(UUID tenant, List<PushPlan.Group> groups) throws SQLException {
         List<Want> mine = new ArrayList<>(groups.size());
         LinkedHashSet<Stripe> touched = new LinkedHashSet<>();
-        for (PushService.Group g : groups) {
+        for (PushPlan.Group g : groups) {
             QueueKey key = new QueueKey(tenant, g.queue);
             Want w = new Want(key, g.partition, new CompletableFuture<>());
             Stripe s = stripeOf(key);

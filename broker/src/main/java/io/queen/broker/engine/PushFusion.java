@@ -35,12 +35,12 @@ final class PushFusion {
     private static final long SAFETY_WAIT_MS = 1_000;
 
     private static final class Job {
-        final List<PushService.Group> groups;
+        final List<PushPlan.Group> groups;
         final int slots;
         boolean done;
         SQLException failure;
 
-        Job(List<PushService.Group> groups) {
+        Job(List<PushPlan.Group> groups) {
             this.groups = groups;
             this.slots = groups.stream().mapToInt(g -> g.slots.size()).sum();
         }
@@ -54,10 +54,10 @@ final class PushFusion {
     }
 
     private final Database database;
-    private final PushService writer;
+    private final PartitionWriter writer;
     private final Shard[] shards = new Shard[SHARDS];
 
-    PushFusion(Database database, PushService writer) {
+    PushFusion(Database database, PartitionWriter writer) {
         this.database = database;
         this.writer = writer;
         for (int i = 0; i < SHARDS; i++) {
@@ -66,7 +66,7 @@ final class PushFusion {
     }
 
     /** Writes the groups (already provisioned), possibly together with other requests' groups. */
-    void write(List<PushService.Group> groups) throws SQLException {
+    void write(List<PushPlan.Group> groups) throws SQLException {
         Shard shard = shards[Math.floorMod(groups.get(0).provisioned.partitionId().hashCode(), SHARDS)];
         Job job = new Job(groups);
         shard.queue.add(job);
@@ -150,7 +150,7 @@ final class PushFusion {
     }
 
     private void flush(List<Job> jobs) throws SQLException {
-        PushService.Batch batch = new PushService.Batch();
+        PartitionWriter.Batch batch = new PartitionWriter.Batch();
         for (Job j : jobs) {
             batch.add(j.groups);
         }
@@ -172,7 +172,7 @@ final class PushFusion {
                 }
                 jobs.forEach(j -> j.groups.forEach(g -> g.slots.forEach(s -> s.status = null)));
                 throw e;
-            } catch (PushService.DuplicateInTransactionException e) {
+            } catch (PartitionWriter.DuplicateInTransactionException e) {
                 throw new IllegalStateException("unreachable: duplicates are reported on the push route", e);
             } finally {
                 Database.restoreAutoCommit(c);

@@ -7,7 +7,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -39,13 +38,14 @@ public final class TransactionService {
     }
 
     private final Database database;
-    private final PushService push;
+    private final PartitionWriter writer;
     private final AckService ack;
     private final CommitListener listener;
 
+    /** Writes through {@code push}'s partition writer, in this route's own transaction. */
     public TransactionService(Database database, PushService push, AckService ack, CommitListener listener) {
         this.database = database;
-        this.push = push;
+        this.writer = push.writer();
         this.ack = ack;
         this.listener = listener;
     }
@@ -65,18 +65,18 @@ public final class TransactionService {
                 || ackOps.stream().anyMatch(a -> !a.item().leaseId().isEmpty());
 
         List<PushService.Item> items = pushOps.stream().map(PushOp::item).toList();
-        PushService.Plan plan = push.plan(items);
-        List<PushService.Group> groups = plan.groups;
+        PushPlan plan = PushPlan.of(items);
+        List<PushPlan.Group> groups = plan.groups();
         OpResult[] results = new OpResult[ops.size()];
-        PushService.Batch batch = new PushService.Batch();
+        PartitionWriter.Batch batch = new PartitionWriter.Batch();
 
         try (Connection c = database.connection()) {
             c.setAutoCommit(false);
             try {
                 if (!groups.isEmpty()) {
-                    push.provision(c, tenant, groups);
+                    writer.provision(c, tenant, groups);
                     batch.add(groups);
-                    push.writePartitions(c, batch, true);
+                    writer.writePartitions(c, batch, true);
                 }
                 String rejection = applyAcks(c, tenant, ackOps, anyLeaseInfo, results);
                 if (rejection != null) {
@@ -85,7 +85,7 @@ public final class TransactionService {
                 }
                 c.commit();
                 batch.committed();
-            } catch (PushService.DuplicateInTransactionException e) {
+            } catch (PartitionWriter.DuplicateInTransactionException e) {
                 c.rollback();
                 return new Outcome(txId, false, e.getMessage(), "duplicate", List.of());
             } catch (SQLException | RuntimeException e) {
@@ -95,15 +95,14 @@ public final class TransactionService {
                 Database.restoreAutoCommit(c);
             }
         }
-        for (PushService.Group g : groups) {
+        for (PushPlan.Group g : groups) {
             listener.committed(tenant, g.queue, g.partition);
         }
         for (int k = 0; k < pushOps.size(); k++) {
             PushOp op = pushOps.get(k);
-            PushService.Slot leader = plan.followers.get(k);
-            PushService.Slot slot = leader == null ? plan.slotOfIndex[k] : leader;
+            PushPlan.Slot slot = plan.answering(k);
             results[op.index()] = new OpResult(op.index(), "push", slot.txn, slot.resultId, op.item().queue(),
-                    leader != null, false);
+                    plan.isRepeat(k), false);
         }
         return new Outcome(txId, true, null, null, List.of(results));
     }

@@ -1,6 +1,5 @@
 package io.queen.broker.http;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.Status;
@@ -13,8 +12,6 @@ import io.queen.broker.engine.PushSpool;
 import io.queen.broker.engine.TenantPurge;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.util.Locale;
 import java.util.UUID;

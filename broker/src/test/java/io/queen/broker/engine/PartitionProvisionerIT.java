@@ -59,12 +59,12 @@ class PartitionProvisionerIT {
         }
     }
 
-    private static PushService.Group group(String queue, String partition) {
-        return new PushService.Group(queue, partition);
+    private static PushPlan.Group group(String queue, String partition) {
+        return new PushPlan.Group(queue, partition);
     }
 
     /** A task that provisions one request's groups. */
-    private static Callable<Void> provisioning(PartitionProvisioner p, List<PushService.Group> request) {
+    private static Callable<Void> provisioning(PartitionProvisioner p, List<PushPlan.Group> request) {
         return () -> {
             p.provision(TENANT, request);
             return null;
@@ -86,7 +86,7 @@ class PartitionProvisionerIT {
     }
 
     /** Each request provisions its groups on a virtual thread; returns them once all are done. */
-    private static List<List<PushService.Group>> runConcurrently(PartitionProvisioner p, List<List<PushService.Group>> requests)
+    private static List<List<PushPlan.Group>> runConcurrently(PartitionProvisioner p, List<List<PushPlan.Group>> requests)
             throws Exception {
         runAll(requests.stream().map(r -> provisioning(p, r)).toList(), () -> null);
         return requests;
@@ -138,10 +138,10 @@ class PartitionProvisionerIT {
     }
 
     /** Same name, same id; different names, different ids; every group answered. */
-    private static Map<String, UUID> idsByName(List<List<PushService.Group>> requests) {
+    private static Map<String, UUID> idsByName(List<List<PushPlan.Group>> requests) {
         Map<String, UUID> ids = new HashMap<>();
-        for (List<PushService.Group> r : requests) {
-            for (PushService.Group g : r) {
+        for (List<PushPlan.Group> r : requests) {
+            for (PushPlan.Group g : r) {
                 assertNotNull(g.provisioned, g.partition);
                 UUID before = ids.putIfAbsent(g.partition, g.provisioned.partitionId());
                 if (before != null) {
@@ -157,7 +157,7 @@ class PartitionProvisionerIT {
     void requestsWaitingBehindACreatorAreProvisionedByOneStatement() throws Exception {
         PartitionProvisioner p = new PartitionProvisioner(database, new QueueCatalog());
         String queue = "prov-pile-" + UUID.randomUUID();
-        List<List<PushService.Group>> requests = new ArrayList<>();
+        List<List<PushPlan.Group>> requests = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             // Overlapping names across requests, and a request naming two partitions.
             requests.add(List.of(group(queue, "p" + (i % 12)), group(queue, "extra-" + i)));
@@ -173,7 +173,7 @@ class PartitionProvisionerIT {
     void concurrentFirstPushesCreateAndCountEachPartitionOnce() throws Exception {
         PartitionProvisioner p = new PartitionProvisioner(database, new QueueCatalog());
         String queue = "prov-race-" + UUID.randomUUID();
-        List<List<PushService.Group>> requests = new ArrayList<>();
+        List<List<PushPlan.Group>> requests = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             requests.add(List.of(group(queue, "p" + (i % 50))));
         }
@@ -185,7 +185,7 @@ class PartitionProvisionerIT {
 
         // Asked again (a fresh catalog, as on another broker): the same ids, nothing created or counted.
         PartitionProvisioner other = new PartitionProvisioner(database, new QueueCatalog());
-        List<List<PushService.Group>> again = new ArrayList<>();
+        List<List<PushPlan.Group>> again = new ArrayList<>();
         for (String name : ids.keySet()) {
             again.add(List.of(group(queue, name)));
         }
@@ -204,8 +204,8 @@ class PartitionProvisionerIT {
             noise.append(Long.toString(random.nextLong(), 36));
         }
         String tooLong = noise.toString(); // incompressible, past what a btree entry holds: the insert fails
-        List<PushService.Group> bad = List.of(group(queue, tooLong));
-        List<List<PushService.Group>> good = new ArrayList<>();
+        List<PushPlan.Group> bad = List.of(group(queue, tooLong));
+        List<List<PushPlan.Group>> good = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             good.add(List.of(group(queue, "ok-" + i)));
         }
@@ -226,9 +226,9 @@ class PartitionProvisionerIT {
         QueueCatalog catalog = new QueueCatalog();
         PartitionProvisioner p = new PartitionProvisioner(database, catalog);
         String queue = "prov-cache-" + UUID.randomUUID();
-        List<PushService.Group> request = List.of(group(queue, "a"), group(queue, "b"));
+        List<PushPlan.Group> request = List.of(group(queue, "a"), group(queue, "b"));
         p.provision(TENANT, request);
-        for (PushService.Group g : request) {
+        for (PushPlan.Group g : request) {
             assertEquals(g.provisioned, catalog.cached(TENANT, queue, g.partition));
         }
     }
