@@ -6,8 +6,8 @@
 -- the transaction wire and (later) the streams sink all call it. It runs under
 -- the partition row lock, so offsets are dense and created_at is monotone in
 -- offset order. Callers that write several partitions in one transaction lock
--- them first in ascending id order (log_lock_partitions_v1), seed 000's lock
--- order.
+-- them first in ascending id order (log_lock_partitions_v1), as the one lock
+-- order says (broker/DESIGN.md, Lock order).
 -- =============================================================================
 
 -- Queue identity is (tenant, name); namespace/task come from the dotted name
@@ -59,12 +59,12 @@ $$;
 -- Creates the named partitions of a queue that do not exist yet, in ONE insert,
 -- and returns every named partition with the queue's options (the queue itself
 -- is provisioned as by log_provision_v1). One statement is one firing of the
--- partitions-created counter (020): the queue's minute row is bumped once by the
--- number created, where a call per partition took that row's lock once each and
--- concurrent creators queued behind every one of those commits. Names go in
--- ascending order (seed 000), in code point order (COLLATE "C"), which is how
--- the broker sorts them on the transaction route (Java's order differs only
--- between characters beyond U+FFFF and U+E000..U+FFFF).
+-- partitions-created counter (020): the queue's minute row is bumped once by
+-- the number created, where a call per partition took that row's lock once each
+-- and concurrent creators queued behind every one of those commits. Names go in
+-- ascending order (broker/DESIGN.md, Lock order), in code point order (COLLATE
+-- "C"), which is how the broker sorts them on the transaction route (Java's
+-- order differs only between characters beyond U+FFFF and U+E000..U+FFFF).
 CREATE OR REPLACE FUNCTION queen.log_provision_partitions_v1(p_tenant uuid, p_queue text, p_partitions text[])
 RETURNS TABLE (queue_id uuid, partition_id uuid, partition_name text, dedup_window_seconds integer,
                encryption_enabled boolean)
@@ -86,8 +86,8 @@ BEGIN
 END;
 $$;
 
--- Locks the given partitions in ascending id order (seed 000: partitions are
--- taken ascending by id by every multi-partition writer). Returns the ids it
+-- Locks the given partitions in ascending id order (every multi-partition
+-- writer takes them so: broker/DESIGN.md, Lock order). Returns the ids it
 -- locked; a missing id (partition cleaned up meanwhile) is simply absent.
 CREATE OR REPLACE FUNCTION queen.log_lock_partitions_v1(p_partition_ids uuid[])
 RETURNS SETOF uuid

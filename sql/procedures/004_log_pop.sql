@@ -9,10 +9,10 @@
 -- whole with (seq, start_off, take): the broker decompresses and slices.
 -- =============================================================================
 
--- The cursor a (partition, group) starts from on first contact, seed 000 /
--- spec 13.5: the group's durable subscription timestamp, else the pop's
--- subscriptionFrom, else mode "new" = the current end, else everything
--- retained. Queue mode always starts at the oldest retained offset.
+-- The cursor a (partition, group) starts from on first contact
+-- (broker/DESIGN.md, Pop path): the group's durable subscription timestamp,
+-- else the pop's subscriptionFrom, else mode "new" = the current end, else
+-- everything retained. Queue mode always starts at the oldest retained offset.
 CREATE OR REPLACE FUNCTION queen.log_seed_cursor_v1(
     p_partition_id uuid, p_group text, p_sub_mode text, p_sub_from timestamptz)
 RETURNS bigint
@@ -47,7 +47,7 @@ END;
 $$;
 
 -- The group's stored conflation policy on the queue; NULL when the group has
--- not registered there (it then delivers as requested, spec 3).
+-- not registered there (it then delivers as the pop asks).
 CREATE OR REPLACE FUNCTION queen.log_group_policy_v1(p_queue_id uuid, p_group text)
 RETURNS boolean
 LANGUAGE sql STABLE AS $$
@@ -60,8 +60,8 @@ $$;
 -- subscriptionFrom that instant) and the group's conflation policy, and seeds
 -- cursors for every existing partition in one statement; later partitions seed
 -- lazily from the record. Returns the policy as stored: a later registration
--- asking for another one does not change it (the first registration wins,
--- spec 3), and the caller reports the disagreement. Queue mode never conflates.
+-- asking for another one does not change it (the first registration wins),
+-- and the caller reports the disagreement. Queue mode never conflates.
 -- p_conflation comes last with a default, as p_conflate on log_pop_v1 does.
 DROP FUNCTION IF EXISTS queen.log_register_group_v1(uuid, uuid, text, text, timestamptz);
 CREATE OR REPLACE FUNCTION queen.log_register_group_v1(
@@ -96,14 +96,14 @@ BEGIN
 END;
 $$;
 
--- Empty-scan watermark (spec 13.7, table consumer_watermarks). Once a
--- (queue, group) scan found nothing and a re-check that ignores leases confirmed
--- that no partition has anything past the group's cursor, later scans look only
--- at partitions written since then (last_write_at, with 2 minutes of slack for
--- pushes in flight and the per-second quantization), which the
+-- Empty-scan watermark (table consumer_watermarks; broker/DESIGN.md, Pop path).
+-- Once a (queue, group) scan found nothing and a re-check that ignores leases
+-- confirmed that no partition has anything past the group's cursor, later scans
+-- look only at partitions written since then (last_write_at, with 2 minutes of
+-- slack for pushes in flight and the per-second quantization), which the
 -- (queue_id, last_write_at) index serves. An idle queue of 10,000 partitions is
--- then no longer a full scan on every pop that answers at once and on every idle
--- re-check of a long-poll.
+-- then no longer a full scan on every pop that answers at once and on every
+-- idle re-check of a long-poll.
 --
 -- What may make an old partition pending again without a write moves a cursor
 -- back or deletes it: seeks, subscription moves and group deletes. Those drop
@@ -112,8 +112,9 @@ $$;
 -- state before such a change cannot write its watermark after it. Per queue the
 -- lock is keyed on (queue, group); a reset across a tenant's queues takes the
 -- group's key, which every advance also tries in shared mode. Resets take it
--- first, before any cursor lock (advisory precedes log_consumers in the order of
--- seed 000); the advance only tries, so it never waits.
+-- first, before any cursor lock (advisory precedes log_consumers in the lock
+-- order, broker/DESIGN.md, Lock order); the advance only tries, so it never
+-- waits.
 CREATE OR REPLACE FUNCTION queen.log_watermark_key_v1(p_queue_id uuid, p_group text)
 RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
@@ -213,10 +214,11 @@ $$;
 -- Partitions of a queue that may have something for the group: written since
 -- the group's empty-scan watermark, data beyond the cursor (or no cursor yet)
 -- and no live lease. Random order spreads concurrent consumers over partitions
--- (spec 13.7); SKIP LOCKED in the claim resolves the races this read cannot
--- see. Planned per call (EXECUTE): the window's width, from a few partitions to
--- the whole queue, decides between the index and a scan, which a generic plan
--- could not know. An empty answer may advance the watermark.
+-- rather than piling them onto the same one; SKIP LOCKED in the claim resolves
+-- the races this read cannot see. Planned per call (EXECUTE): the window's
+-- width, from a few partitions to the whole queue, decides between the index
+-- and a scan, which a generic plan could not know. An empty answer may advance
+-- the watermark.
 CREATE OR REPLACE FUNCTION queen.log_pop_candidates_v1(p_queue_id uuid, p_group text, p_limit integer)
 RETURNS TABLE (partition_id uuid, partition_name text)
 LANGUAGE plpgsql AS $$
@@ -235,8 +237,9 @@ $$;
 -- seen by the group counts its whole log). Delayed and windowed segments are
 -- counted too, so the figure can only err high, which serves the pop at once.
 -- Read by a queue-level long-poll before it claims: a non-empty but under-full
--- queue holds the pop back up to minPopWaitTime for the batch to fill (spec 9),
--- so one claim carries more messages. NULL wait: no such queue.
+-- queue holds the pop back up to minPopWaitTime for the batch to fill (the
+-- reference broker's semantics), so one claim carries more messages. NULL wait:
+-- no such queue.
 CREATE OR REPLACE FUNCTION queen.log_pop_fill_v1(p_queue_id uuid, p_group text, p_cap integer)
 RETURNS TABLE (min_pop_wait_ms integer, claimable integer)
 LANGUAGE plpgsql STABLE AS $$
@@ -268,7 +271,7 @@ DROP FUNCTION IF EXISTS queen.log_pop_v1(uuid, text, integer, integer, text, boo
 -- (no lease taken). With p_auto_ack the cursor moves at once and no lease is
 -- held (at-most-once); otherwise the span is leased to p_worker_id.
 --
--- p_conflate (the group's conflation policy, resolved by the broker, spec 3):
+-- p_conflate (the group's conflation policy, resolved by the broker):
 -- deliver one frame, the newest visible one, and lease the whole span up to it,
 -- (committed, tail], so acking it retires everything before it. delayedProcessing
 -- hides a suffix of the log (created_at grows with the offset), so the newest

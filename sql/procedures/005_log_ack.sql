@@ -29,13 +29,14 @@ CREATE INDEX IF NOT EXISTS idx_log_dlq_partition_failed_at
     ON queen.log_dlq (partition_id, failed_at DESC);
 
 -- -----------------------------------------------------------------------------
--- Ack resolution (spec 13.8). The broker resolves an ack group in one
--- transaction: log_ack_resolve_v1 locks the (partition, group) row and maps
--- each acked transactionId hash to the lowest matching offset at or above the
--- cursor; the broker decides the outcome (implicit ack, retry budget, DLQ) and
--- writes it with log_ack_apply_v1 or, for a dead letter, log_dlq_head_v1 in
--- the same transaction. Acks take consumer-row locks only, never a partition
--- lock (seed 000 lock order).
+-- Ack resolution (broker/DESIGN.md, Acks, retries and dead letters). The broker
+-- resolves an ack group in one transaction: log_ack_resolve_v1 locks the
+-- (partition, group) row and maps each acked transactionId hash to the lowest
+-- matching offset at or above the cursor; the broker decides the outcome
+-- (implicit ack, retry budget, DLQ) and writes it with log_ack_apply_v1 or, for
+-- a dead letter, log_dlq_head_v1 in the same transaction. Acks take
+-- consumer-row locks only, never a partition lock (broker/DESIGN.md, Lock
+-- order).
 -- -----------------------------------------------------------------------------
 -- The sidecar hashes of offsets [p_lo, p_lo + p_n) of a partition, concatenated
 -- in offset order; p_from is the base of the sidecar row covering p_lo (the scan
@@ -226,7 +227,7 @@ $$;
 -- resets). Called outside a transaction it is one round trip instead of three
 -- (resolve, apply, commit) with the consumer row held between them. Under a
 -- conflating lease the one message named is the delivered tail at batch_end, and
--- acking it retires the whole leased span (spec 3). Anything else
+-- acking it retires the whole leased span (conflation). Anything else
 -- (another lease, out of order, a failure) returns applied = false having written
 -- nothing, and the broker takes the general path.
 CREATE OR REPLACE FUNCTION queen.log_ack_completed_v1(
@@ -317,7 +318,7 @@ CREATE OR REPLACE FUNCTION queen.log_renew_lease_v1(p_worker_id text, p_seconds 
 RETURNS TABLE (renewed integer, expires_at timestamptz)
 LANGUAGE sql AS $$
     WITH live AS (
-        -- Rows locked in (partition_id, consumer_group) order, seed 000.
+        -- Rows locked in (partition_id, consumer_group) order (broker/DESIGN.md, Lock order).
         SELECT c.partition_id, c.consumer_group
           FROM queen.log_consumers c
           JOIN queen.log_partitions lp ON lp.id = c.partition_id

@@ -13,9 +13,9 @@
 -- deletes at most p_max_rows rows, and the broker loops a step until it answers
 -- done. A backlog is drained in many short transactions, so pushes interleave.
 --
--- Locks (seed 000): every per-partition step takes exactly one
--- queen.log_partitions row lock (the push allocator's serializer) and holds it
--- to its own commit, so it cannot deadlock with the multi-partition writers.
+-- Locks (broker/DESIGN.md, Lock order): every per-partition step takes exactly
+-- one queen.log_partitions row lock (the push allocator's serializer) and holds
+-- it to its own commit, so it cannot deadlock with the multi-partition writers.
 -- The cleanup step is the one that takes many partition locks: ascending by id,
 -- in a single statement, SKIP LOCKED, so it never queues in front of a push.
 --
@@ -311,7 +311,7 @@ $$;
 -- The parent queue rows are taken FOR KEY SHARE in the same SKIP LOCKED
 -- statement. The delete trigger counts the reclaimed partitions into
 -- queue_lag_metrics, whose foreign key needs that lock: taken only there, it
--- came after the partition locks (partition -> queue, against seed 000's
+-- came after the partition locks (partition -> queue, against the lock
 -- order) and deadlocked a queue delete, which holds the queue and waits for
 -- the partition. Held up front, a queue being deleted or purged is stepped
 -- over like a busy partition, and a queue held here cannot vanish before this

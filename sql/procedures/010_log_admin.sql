@@ -7,7 +7,8 @@
 -- Every caller-supplied value arrives as a parameter. Every read and write is
 -- scoped to one tenant through log_partitions -> queues.tenant_id. Writers that
 -- touch several log_consumers rows take them in (partition_id, consumer_group)
--- ascending order (seed 000 lock order), and never lock a partition row.
+-- ascending order (broker/DESIGN.md, Lock order), and never lock a partition
+-- row.
 -- =============================================================================
 
 -- -----------------------------------------------------------------------------
@@ -36,7 +37,7 @@ END;
 $$;
 
 -- -----------------------------------------------------------------------------
--- queen.log_seek_one_v1: positions one (partition, group) cursor (spec 8).
+-- queen.log_seek_one_v1: positions one (partition, group) cursor (a seek).
 -- p_to_end: committed = last_offset. Otherwise committed = (base_offset of the
 -- first retained segment created at or after p_timestamp) - 1, or last_offset
 -- when nothing that recent exists; created_at is monotone in offset order, so
@@ -182,9 +183,10 @@ END;
 $$;
 
 -- -----------------------------------------------------------------------------
--- Dead letters (spec 7). queen.log_dlq has no foreign key, so every reader
--- joins through log_partitions and queues: that join is both the tenant scope
--- and what gives the queue and partition names.
+-- Dead letters (broker/DESIGN.md, Acks, retries and dead letters).
+-- queen.log_dlq has no foreign key, so every reader joins through
+-- log_partitions and queues: that join is both the tenant scope and what gives
+-- the queue and partition names.
 -- -----------------------------------------------------------------------------
 
 -- One page of dead letters, newest first. payload is returned as text so the

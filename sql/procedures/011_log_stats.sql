@@ -1,8 +1,8 @@
 -- =============================================================================
--- 011_log_stats : readers of the observability surface over the log tables
--- (api-management.md 8.5): the shared helpers every status / analytics reader
--- uses, the live single-queue detail (GET /api/v1/status/queues/:queue) and
--- the message-volume series (GET /api/v1/status/analytics).
+-- 011_log_stats : readers of the observability surface over the log tables (the
+-- /api/v1/status family): the shared helpers every status / analytics reader
+-- uses, the live single-queue detail (GET /api/v1/status/queues/:queue) and the
+-- message-volume series (GET /api/v1/status/analytics).
 --
 -- Readers only: nothing here writes. The queen.stats rows are written by the
 -- stats cycle, not by this file.

@@ -1,6 +1,6 @@
 -- =============================================================================
--- 012_configure : POST /api/v1/configure (api-management.md 3.1,
--- api-data-plane.md 9).
+-- 012_configure : POST /api/v1/configure, with the reference broker's options,
+-- defaults and bounds.
 --
 -- queen.configure_queue_v1 is the only writer of a queue's configuration. It
 -- upserts the queen.queues row of (tenant, name) and echoes the effective
@@ -12,7 +12,8 @@
 --     null restores the default, a value sets it.
 -- An option of the wrong type or out of range writes nothing and answers
 -- {"error": "<sentence>", "invalid": "<option>"}, which the broker serves as a
--- 400. Locks: the one queues row, FOR UPDATE (queue lock space, seed 000).
+-- 400. Locks: the one queues row, FOR UPDATE (queue lock space,
+-- broker/DESIGN.md, Lock order).
 -- =============================================================================
 
 -- -----------------------------------------------------------------------------
@@ -95,7 +96,7 @@ $$;
 
 -- -----------------------------------------------------------------------------
 -- queen.configure_queue_v1(name, options, tenant) -> jsonb
--- Defaults (api-data-plane.md 9): leaseTime 300, retryLimit 3, retryDelay
+-- Defaults (the reference broker's): leaseTime 300, retryLimit 3, retryDelay
 -- 1000, maxSize 0, ttl 3600, deadLetterQueue true, dlqAfterMaxRetries true,
 -- delayedProcessing 0, windowBuffer 0, retention* off/0, encryption off,
 -- maxWaitTimeSeconds 0, minPopWaitTime 0 (clamped to 0..60000),

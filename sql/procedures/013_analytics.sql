@@ -1,19 +1,19 @@
 -- =============================================================================
--- 013_analytics : queue deletion and the queue listings of the resources
--- routes (api-management.md 3.2-3.6). Analytics readers may be added to this
+-- 013_analytics : queue deletion and the queue listings of the resources routes
+-- (broker/DESIGN.md, Management plane). Analytics readers may be added to this
 -- file later, in their own block below the queue block.
 -- =============================================================================
 
 -- =============================================================================
 -- QUEUE BLOCK: delete_queue_v1 and the /api/v1/resources/* readers.
 --
--- The readers are named queue_*_v1 / *_list_v1 / system_overview_v1 rather
--- than after the reference's get_queues_v2 & co, so they never collide with a
+-- The readers are named queue_*_v1 / *_list_v1 / system_overview_v1 rather than
+-- after the reference's get_queues_v2 & co, so they never collide with a
 -- same-named stats reader another file may define. Every reader is scoped to
 -- one tenant (queues.tenant_id) except system_overview_v1 for the default
--- tenant, which the spec makes cell-wide. Timestamps are rendered UTC with
--- microseconds and a literal Z; AT TIME ZONE 'UTC' keeps the Z honest on a
--- session whose TimeZone is not UTC.
+-- tenant, which the reference broker answers cell-wide. Timestamps are rendered
+-- UTC with microseconds and a literal Z; AT TIME ZONE 'UTC' keeps the Z honest
+-- on a session whose TimeZone is not UTC.
 --
 -- Counts use watermark arithmetic (no segment scans):
 --   retained frames = last_offset - log_start + 1
@@ -25,16 +25,17 @@
 
 -- -----------------------------------------------------------------------------
 -- queen.delete_queue_v1(name, tenant) -> {deleted: true, queue, existed}
--- One atomic call. Locks in seed 000's order: the queues row, then the
--- queue's partitions ascending by id, then the leaf tables. log_txns and
--- log_dlq have no foreign key (nor do retention_history and streams state,
--- which name partition ids), so they are cleared explicitly while the
--- partition ids are still known; deleting the queues row then cascades to
--- log_partitions (-> log_segments, log_consumers), consumer_watermarks, the
--- queue's consumer_groups_metadata rows, queue_lag_metrics and queen.stats.
--- hotlist_repairs and queue_parked_replica are keyed by (tenant, queue name)
--- and are cleared by name so a queue re-created under that name starts clean.
--- Left behind on purpose: message_traces (the spec keeps traces) and
+-- One atomic call. Locks in the lock order (broker/DESIGN.md, Lock order): the
+-- queues row, then the queue's partitions ascending by id, then the leaf
+-- tables. log_txns and log_dlq have no foreign key (nor do retention_history
+-- and streams state, which name partition ids), so they are cleared explicitly
+-- while the partition ids are still known; deleting the queues row then
+-- cascades to log_partitions (-> log_segments, log_consumers),
+-- consumer_watermarks, the queue's consumer_groups_metadata rows,
+-- queue_lag_metrics and queen.stats. hotlist_repairs and queue_parked_replica
+-- are keyed by (tenant, queue name) and are cleared by name so a queue
+-- re-created under that name starts clean. Left behind on purpose:
+-- message_traces (the reference broker keeps traces of deleted queues) and
 -- log_timers (a scheduled message is a push still to come; its fire re-creates
 -- the queue, as a push would).
 -- -----------------------------------------------------------------------------
@@ -371,13 +372,13 @@ $$;
 -- -----------------------------------------------------------------------------
 -- queen.system_overview_v1(tenant) -> jsonb
 -- GET /api/v1/resources/overview. The default tenant gets the cell-wide body
--- (spec 3.6): counts over every queue, message totals preferring the
--- all-time worker_metrics_summary counters, throughput and lag from the last
--- five minutes of worker_metrics. Any other
--- tenant gets a body derived only from its own queues: its queen.stats rows
--- and its queue_lag_metrics, so cell-wide counters never leak across tenants.
--- Partitions: the system stats row once a refresh wrote it (cell-wide), else
--- a live count. statsAge is -1 until the stats refresh has run once.
+-- (as the reference broker answers it): counts over every queue, message totals
+-- preferring the all-time worker_metrics_summary counters, throughput and lag
+-- from the last five minutes of worker_metrics. Any other tenant gets a body
+-- derived only from its own queues: its queen.stats rows and its
+-- queue_lag_metrics, so cell-wide counters never leak across tenants.
+-- Partitions: the system stats row once a refresh wrote it (cell-wide), else a
+-- live count. statsAge is -1 until the stats refresh has run once.
 -- -----------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.system_overview_v1(p_tenant uuid)
 RETURNS jsonb
@@ -505,7 +506,7 @@ $$;
 
 -- =============================================================================
 -- ANALYTICS BLOCK: readers of GET /api/v1/analytics/{queue-lag, queue-ops,
--- queue-parked-replicas, worker-metrics} (api-management.md section 9).
+-- queue-parked-replicas, worker-metrics} (broker/DESIGN.md, Management plane).
 --
 -- They read the per-minute tables the per-replica metrics collector fills
 -- (queue_lag_metrics, queue_parked_replica, worker_metrics and its summary

@@ -1,6 +1,6 @@
 -- =============================================================================
 -- 014_consumer_groups : the consumer-group management readers and the group
--- delete (api-management.md section 5, api-data-plane.md section 8).
+-- delete (broker/DESIGN.md, Management plane).
 --
 -- A group's state is its cursor rows in queen.log_consumers, one per
 -- (partition, group). Lag is pure offset arithmetic: a cursor's pending count
@@ -8,9 +8,9 @@
 -- frames retention already removed are not lag. The time lag is the age of
 -- the oldest unconsumed segment, found by two primary-key probes.
 --
--- Every function is scoped to one tenant through log_partitions -> queues.
--- The delete locks the cursor rows it removes in (partition_id,
--- consumer_group) order (seed 000) and never locks a partition row.
+-- Every function is scoped to one tenant through log_partitions -> queues. The
+-- delete locks the cursor rows it removes in (partition_id, consumer_group)
+-- order (broker/DESIGN.md, Lock order) and never locks a partition row.
 -- =============================================================================
 
 -- -----------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 -- =============================================================================
 -- 015_status : readers behind GET /api/v1/status (the dashboard's cell-wide
 -- summary) and GET /api/v1/analytics/system-metrics. Both are cell-wide by
--- contract (api-management.md section 4): no tenant parameter.
+-- contract, as in the reference broker (broker/DESIGN.md, Tenancy): no tenant
+-- parameter.
 --
 -- They read what the per-replica metrics collector and the stats cycle
 -- wrote (worker_metrics, worker_metrics_summary, queue_lag_metrics,

@@ -1,6 +1,6 @@
 -- =============================================================================
--- 016_messages : message browsing (api-management.md section 6): the listing,
--- the single-message read and the status they share.
+-- 016_messages : message browsing (broker/DESIGN.md, Management plane): the
+-- listing, the single-message read and the status they share.
 --
 -- SQL cannot open a segment blob, so the per-frame facts it has are the hash
 -- sidecar rows (queen.log_txns: one 16-byte hash per frame) and the cursors.

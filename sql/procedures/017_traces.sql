@@ -1,6 +1,6 @@
 -- =============================================================================
--- 017_traces : application trace events attached to a message (api-management.md
--- section 7): the write and the three readers.
+-- 017_traces : application trace events attached to a message: the write and
+-- the three readers.
 --
 -- queen.message_traces has no tenant column and no foreign key (a trace
 -- outlives the segment it describes), so ownership resolves through the

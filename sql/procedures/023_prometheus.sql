@@ -1,9 +1,9 @@
 -- =============================================================================
--- 023_prometheus : the database-backed families of GET /metrics/prometheus
--- (api-management.md 8.4), read in one round trip. Cell-wide: every replica
--- serves the same numbers (dashboards aggregate them with max), and the
--- exposition carries no tenant label, so queues of different tenants that
--- share a name fold into one series. Read only.
+-- 023_prometheus : the database-backed families of GET /metrics/prometheus (the
+-- reference broker's families and names), read in one round trip. Cell-wide:
+-- every replica serves the same numbers (dashboards aggregate them with max),
+-- and the exposition carries no tenant label, so queues of different tenants
+-- that share a name fold into one series. Read only.
 -- =============================================================================
 
 -- -----------------------------------------------------------------------------

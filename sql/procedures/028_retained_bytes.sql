@@ -35,16 +35,16 @@
 -- "skipped": names of the queues left out}; an idle partition's row is
 -- rewritten once a minute rather than every cycle.
 --
--- Queues that vanish under the refresh (queue delete, tenant purge). The
--- first statement takes the queue rows FOR KEY SHARE SKIP LOCKED, and only
--- the queues it holds get partition and queue rows this pass. Held, a queue
--- cannot be deleted until the refresh commits, so the stats foreign key and
--- the delete's cascade into queen.stats never race an insert here. A queue a
--- deleter already holds (or a /configure FOR UPDATE, for its few ms) is
--- skipped, its rows left as they are, and refreshed at the next pass. Lock
--- order (seed 000): queen.queues first, then the leaf queen.stats rows, as a
--- queue delete takes them; SKIP LOCKED means this statement never waits, and
--- the stats rows after it are taken in (stat_type, key) order.
+-- Queues that vanish under the refresh (queue delete, tenant purge). The first
+-- statement takes the queue rows FOR KEY SHARE SKIP LOCKED, and only the queues
+-- it holds get partition and queue rows this pass. Held, a queue cannot be
+-- deleted until the refresh commits, so the stats foreign key and the delete's
+-- cascade into queen.stats never race an insert here. A queue a deleter already
+-- holds (or a /configure FOR UPDATE, for its few ms) is skipped, its rows left
+-- as they are, and refreshed at the next pass. Lock order (broker/DESIGN.md,
+-- Lock order): queen.queues first, then the leaf queen.stats rows, as a queue
+-- delete takes them; SKIP LOCKED means this statement never waits, and the
+-- stats rows after it are taken in (stat_type, key) order.
 -- -----------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.log_stats_refresh_v1()
 RETURNS jsonb

@@ -1,6 +1,6 @@
 -- =============================================================================
 -- 031_tenant_purge : queen.delete_tenant_data_v1, the broker half of a tenant
--- wipe (api-management.md 4.1). Called through
+-- wipe (broker/DESIGN.md, Tenancy). Called through
 -- POST /api/v1/system/tenants/:tenantId/purge by the Kubernetes operator's
 -- Tenant finalizer, one call per HTTP request, each call its own transaction,
 -- repeated until the answer says done.
@@ -31,11 +31,12 @@
 --   sweep         every other table keyed by tenant_id, bounded per table.
 --   complete      nothing of the tenant is left in any table of the list.
 --
--- Lock order (seed 000). The only statements here that can wait are
--- delete_queue_v1's; they run after the timer rows (log_timers before queues,
--- as the order says) and before the sweep. The kv rows taken by the sweep come
--- after queue locks, but the sweep is SKIP LOCKED throughout and nothing after
--- it waits, so this actor never waits while holding them: no cycle through it.
+-- Lock order (broker/DESIGN.md, Lock order). The only statements here that can
+-- wait are delete_queue_v1's; they run after the timer rows (log_timers before
+-- queues, as the order says) and before the sweep. The kv rows taken by the
+-- sweep come after queue locks, but the sweep is SKIP LOCKED throughout and
+-- nothing after it waits, so this actor never waits while holding them: no
+-- cycle through it.
 --
 -- Coverage is checked, not assumed: a table of schema queen or queen_streams
 -- with a tenant_id column that is not in C_TENANT_TABLES makes every call

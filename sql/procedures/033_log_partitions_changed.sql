@@ -1,6 +1,7 @@
 -- =============================================================================
 -- 033_log_partitions_changed : POST /api/v1/partitions/changed
--- (api-management.md 3.7), the partition discovery of the S3 sink.
+-- (the reference broker's newest partition listing), the partition discovery
+-- of the S3 sink.
 --
 -- queen.log_partitions_changed_v1 answers, per queue of one tenant, which
 -- partitions exist (since NULL: every partition, by name) or which were

@@ -136,7 +136,7 @@ public final class Broker implements AutoCloseable {
                     + " over PostgreSQL " + dbSettings.describe());
             services.switches().start();
             services.spool().start();
-            // Background jobs start once the broker serves (api-management.md section 20).
+            // Background jobs start once the broker serves (broker/DESIGN.md, Background cycles).
             BackgroundJobs jobs = BackgroundJobs.start(settings.jobs(), database, services.metrics(), hub::waiting,
                     server.port());
             return new Broker(embedded, database, wakeChannel, server, services, jobs);
@@ -196,7 +196,7 @@ public final class Broker implements AutoCloseable {
         routing.register("/api/v1", new DeadLetterHttpService(s.deadLetters(), s.switches(), tenancy));
         routing.register("/api/v1", new ConsumerGroupHttpService(s.seeks(), tenancy));
         routing.register("/api/v1", new FetchHttpService(new FetchService(s.database(), s.cipher(), s.hub()), tenancy));
-        // Management plane (api-management.md): one registration per service, below this line.
+        // Management plane (broker/DESIGN.md, Management plane): one registration per service, below this line.
         routing.register("/api/v1", new SystemHttpService(s.switches(), s.spool(), new TenantPurge(s.database())));
         routing.register("/api/v1", new QueueHttpService(new QueueAdminService(
                 s.database(), s.catalog(), s.queueChanged(),

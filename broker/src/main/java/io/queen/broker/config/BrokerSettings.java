@@ -5,7 +5,7 @@ import java.util.logging.Level;
 
 /**
  * Every setting the broker reads, validated once at start. Names and defaults are the reference
- * broker's (api-management.md section 18).
+ * Queen broker's, so a deployment of it carries over unchanged.
  */
 public record BrokerSettings(
         int port,

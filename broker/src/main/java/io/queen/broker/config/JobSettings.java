@@ -5,9 +5,9 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.logging.Logger;
 
 /**
- * Background-job settings, with the reference broker's names and defaults (api-management.md
- * section 18). As there, a value below a minimum is clamped (with a WARN naming the setting), and a
- * value that is not a number at all stops the boot.
+ * Background-job settings, with the reference broker's names and defaults. As in the reference, a
+ * value below a minimum is clamped (with a WARN naming the setting), and a value that is not a
+ * number at all stops the boot.
  *
  * <p>{@code QUEEN_TEST_JOBS_FLOOR_MS} is ours and for tests only: when set, it replaces the 1000 ms
  * floors of {@code STATS_INTERVAL_MS} and {@code METRICS_FLUSH_MS} and of the lease poll interval,

@@ -3,7 +3,8 @@ package io.queen.broker.config;
 import java.nio.file.Path;
 
 /**
- * The push spool and the maintenance switches (api-management.md sections 11 and 18).
+ * The push spool and the maintenance switches (broker/DESIGN.md, Push spool), under the reference
+ * broker's variable names.
  *
  * @param spoolDir             FILE_BUFFER_DIR: node-local folder of the push spool; created on first use
  * @param spoolFlushMs         FILE_BUFFER_FLUSH_MS: idle period of the spool drain loop

@@ -4,13 +4,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The outcome of one ack group (one partition, one group, one lease), spec 13.8, as a pure
- * function of the cursor state and the resolved items. The new cursor is the highest completed
- * offset clamped below the lowest negative signal (precedence at one offset: dlq > failed >
- * retry); a retry releases the lease with the budget untouched; a failure charges the budget
- * while it lasts and then dead-letters (or drops, with the DLQ off) the poison offset; a dlq
- * status dead-letters at once. Under a conflating lease the one delivered message stands for the
- * whole leased span, so a clean ack of it commits to the batch end.
+ * The outcome of one ack group (one partition, one group, one lease) as a pure function of the
+ * cursor state and the resolved items. The new cursor is the highest completed offset clamped below
+ * the lowest negative signal (precedence at one offset: dlq > failed > retry); a retry releases the
+ * lease with the budget untouched; a failure charges the budget while it lasts and then
+ * dead-letters (or drops, with the DLQ off) the poison offset; a dlq status dead-letters at once
+ * (broker/DESIGN.md, Acks, retries and dead letters). Under a conflating lease the one delivered
+ * message stands for the whole leased span, so a clean ack of it commits to the batch end.
  */
 public final class AckDecision {
     public enum Status { COMPLETED, RETRY, FAILED, DLQ }
@@ -33,7 +33,7 @@ public final class AckDecision {
     /**
      * @param upperBound     the last ackable offset (the leased batch end for a leased ack, else the partition end)
      * @param batchEnd       the live lease's batch end, or null when no lease is held
-     * @param conflatedLease the live lease was taken by a conflating pop (spec 3): it delivered only its
+     * @param conflatedLease the live lease was taken by a conflating pop: it delivered only its
      *                       batch end, and the cursor belongs there once that is acked, even when a
      *                       repeated transactionId resolved the ack to an earlier offset of the span
      */

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 /**
- * In-process counters of this broker since it started (api-management.md 8.3 and 8.4): every HTTP
+ * In-process counters of this broker since it started, served by /metrics and /metrics/prometheus: every HTTP
  * request, push / pop / ack requests with the messages they carried, and the runs and failed runs
  * of each background cycle. Counters only grow; a collector that wants per-minute figures diffs
  * two {@link #snapshot()}s. Thread-safe and cheap on

@@ -10,10 +10,10 @@ import java.util.UUID;
 import java.util.logging.Logger;
 
 /**
- * Consumer-group management (spec 5): the listing with lag, the lagging cursors, one group's
- * cursors, and the delete of a group on every queue or on one. A delete is one procedure call, so
- * the cursor, watermark and registration deletes and the hot-list repair commit together; the next
- * pop of the group re-seeds its cursors from its subscription.
+ * Consumer-group management (broker/DESIGN.md, Management plane): the listing with lag, the lagging
+ * cursors, one group's cursors, and the delete of a group on every queue or on one. A delete is one
+ * procedure call, so the cursor, watermark and registration deletes and the hot-list repair commit
+ * together; the next pop of the group re-seeds its cursors from its subscription.
  */
 public final class ConsumerGroupAdminService {
     private static final Logger LOG = Logger.getLogger(ConsumerGroupAdminService.class.getName());

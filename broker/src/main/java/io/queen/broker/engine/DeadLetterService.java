@@ -15,8 +15,9 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * The dead-letter queue (spec 7): listing with decrypt-on-read, purge by queue, delete by address,
- * and the 1.5 replay (re-push the snapshot through the push path, then delete the address).
+ * The dead-letter queue (broker/DESIGN.md, Acks, retries and dead letters): listing with
+ * decrypt-on-read, purge by queue, delete by address, and the 1.5 replay (re-push the snapshot
+ * through the push path, then delete the address).
  */
 public final class DeadLetterService {
     private static final ObjectMapper MAPPER = new ObjectMapper();

@@ -13,7 +13,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The two maintenance switches (api-management.md section 11): push maintenance sends every push to
+ * The two maintenance switches (broker/DESIGN.md, Push spool): push maintenance sends every push to
  * the on-disk spool, pop maintenance answers every pop with an empty 204.
  *
  * <p>The hot path reads two volatile booleans. The truth shared by every broker of the cell is the

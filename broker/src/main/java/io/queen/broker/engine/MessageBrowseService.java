@@ -22,9 +22,10 @@ import java.util.UUID;
 import java.util.logging.Logger;
 
 /**
- * Message browsing (spec 6). SQL lists frames by their hash-sidecar rows and derives each one's
- * status from the cursors; the payload, ids and transaction id live only inside the segment blob,
- * so this service fetches each segment of a page once, decodes it and decrypts envelopes.
+ * Message browsing (broker/DESIGN.md, Management plane). SQL lists frames by their hash-sidecar
+ * rows and derives each one's status from the cursors; the payload, ids and transaction id live
+ * only inside the segment blob, so this service fetches each segment of a page once, decodes it and
+ * decrypts envelopes.
  *
  * <p>A single message is found by its transaction id's hash among the partition's surviving hash
  * rows; once those are purged it falls back to scanning up to {@link #FALLBACK_SCAN_SEGMENTS} older

@@ -11,7 +11,7 @@ import java.util.Locale;
 import java.util.UUID;
 
 /**
- * The read side of the management plane (api-management.md 8.5 and 9): status, analytics and the
+ * The read side of the management plane (broker/DESIGN.md, Management plane): status, analytics and the
  * database-backed metrics. Every reader returns the JSON document its SQL function built; the
  * tenant-scoped ones take the caller's tenant, the cell-wide ones take none. One pooled connection
  * per call, autocommit; everything reads except {@link #refreshStats()}.

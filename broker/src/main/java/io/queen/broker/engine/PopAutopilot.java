@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Logger;
 
 /**
- * Pop autopilot (spec 3, {@code autopilot=true}): a queue-level pop of a named group may leave
+ * Pop autopilot ({@code autopilot=true}; broker/DESIGN.md, Pop path): a queue-level pop of a named group may leave
  * {@code partitions} and/or {@code batch} to the broker, which sizes them per (tenant, queue,
  * group) lane from what it already holds in memory. It asks the database nothing.
  *

@@ -28,7 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * (no connection held) between attempts; commits here or on a peer broker wake one parked pop per
  * group, and it re-checks at most once a second otherwise.
  *
- * <p>Conflation (spec 3) is a policy of the group on a queue, fixed by the pop that registers the
+ * <p>Conflation (broker/DESIGN.md, Pop path) is a policy of the group on a queue, fixed by the pop that registers the
  * group: such a group is served one message per partition, the newest, whose ack retires the
  * partition's whole backlog. The stored policy wins over what a pop asks for; the answer says so.
  */
@@ -209,7 +209,7 @@ public final class PopService {
     }
 
     /**
-     * The queue's minPopWaitTime (spec 9, the reference's semantics): a queue-level long-poll for
+     * The queue's minPopWaitTime (the reference broker's semantics): a queue-level long-poll for
      * more than one message that finds the queue non-empty but short of its batch waits, up to
      * that many ms and never past its own deadline, for the batch to fill, then claims once, so
      * one claim carries more messages. It waits before claiming, holding no lease and no

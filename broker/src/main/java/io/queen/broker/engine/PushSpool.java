@@ -29,7 +29,7 @@ import java.util.logging.Logger;
 import java.util.stream.Stream;
 
 /**
- * The on-disk push spool (api-data-plane.md sections 2 and 10): while push maintenance is on, and
+ * The on-disk push spool (broker/DESIGN.md, Push spool): while push maintenance is on, and
  * while the database is unavailable ({@link PushIntake}), push items are appended here and answered
  * {@code buffered}; a named drain loop replays them through the normal push path.
  *

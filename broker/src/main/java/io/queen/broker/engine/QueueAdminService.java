@@ -17,7 +17,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Queue administration (api-management.md 3): configure, delete, the resources listings and
+ * Queue administration (broker/DESIGN.md, Management plane): configure, delete, the resources listings and
  * partition discovery. Each operation is one procedure call. Configure and delete drop the
  * queue's entries from this broker's {@link QueueCatalog} once they committed, so the next push
  * here reads the new encryption flag and dedup window, or re-creates a deleted queue under a new

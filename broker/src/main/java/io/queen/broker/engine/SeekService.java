@@ -10,9 +10,10 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Deliberate cursor moves of a consumer group (spec 8): seek a queue or one partition to its end or
- * to a timestamp, and move the group's subscription timestamp. Each operation is one procedure call,
- * so the cursor writes, the watermark delete and the hot-list repair commit together.
+ * Deliberate cursor moves of a consumer group (broker/DESIGN.md, Management plane): seek a queue or
+ * one partition to its end or to a timestamp, and move the group's subscription timestamp. Each
+ * operation is one procedure call, so the cursor writes, the watermark delete and the hot-list
+ * repair commit together.
  */
 public final class SeekService {
     private final Database database;

@@ -9,7 +9,7 @@ import java.util.UUID;
 import java.util.logging.Logger;
 
 /**
- * Wipes one tenant's data from the cell, one bounded step per call (api-management.md 4.1). The
+ * Wipes one tenant's data from the cell, one bounded step per call (broker/DESIGN.md, Tenancy). The
  * Kubernetes operator's Tenant finalizer calls until a step reports {@code done}; each step commits
  * on its own so no transaction holds the tenant's rows for the whole wipe. The default tenant is
  * never purged here: on a single-tenant broker it is the whole database.

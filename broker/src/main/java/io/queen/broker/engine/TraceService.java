@@ -9,8 +9,9 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Application trace events attached to messages (spec 7): record one, read a message's, read by
- * name, list the names. Every call is scoped to the tenant through the trace's partition.
+ * Application trace events attached to messages (broker/DESIGN.md, Management plane): record one,
+ * read a message's, read by name, list the names. Every call is scoped to the tenant through the
+ * trace's partition.
  */
 public final class TraceService {
     /** The worker id every trace is stored with (the reference's literal; clients never send one). */

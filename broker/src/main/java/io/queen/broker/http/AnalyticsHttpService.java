@@ -11,7 +11,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 
 /**
- * {@code /api/v1/analytics/*} (api-management.md 9): time series read from the tables the
+ * {@code /api/v1/analytics/*} (broker/DESIGN.md, Management plane): time series read from the tables the
  * per-replica metrics collector fills, bucketed like {@code /api/v1/status}; window defaults to the
  * last hour. system-metrics, worker-metrics and postgres-stats are cell-wide; queue-lag,
  * queue-ops, queue-parked-replicas, retention and the 1.5.3 workload reads (workload,

@@ -15,9 +15,9 @@ import java.math.RoundingMode;
 import java.sql.SQLException;
 
 /**
- * Consumer-group management under {@code /api/v1} (spec 5): the listing with lag, the lagging
- * cursors, one group's cursors, and the delete of a group on every queue or on one queue. The
- * cursor moves (seek, subscription) are {@link ConsumerGroupHttpService}'s.
+ * Consumer-group management under {@code /api/v1} (broker/DESIGN.md, Management plane): the listing
+ * with lag, the lagging cursors, one group's cursors, and the delete of a group on every queue or
+ * on one queue. The cursor moves (seek, subscription) are {@link ConsumerGroupHttpService}'s.
  */
 public final class ConsumerGroupAdminHttpService implements HttpService {
     private final ConsumerGroupAdminService groups;

@@ -17,8 +17,8 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeParseException;
 
 /**
- * Consumer-group cursor moves under {@code /api/v1} (spec 8): seek a queue or one partition to its
- * end or to a timestamp, and move a group's subscription timestamp.
+ * Consumer-group cursor moves under {@code /api/v1} (broker/DESIGN.md, Management plane): seek a
+ * queue or one partition to its end or to a timestamp, and move a group's subscription timestamp.
  */
 public final class ConsumerGroupHttpService implements HttpService {
     private static final String SEEK_TARGET_REQUIRED = "Must specify toEnd=true or a timestamp";

@@ -29,7 +29,8 @@ import java.util.UUID;
 
 /**
  * The message path under {@code /api/v1}: push, the three pop routes, ack, batch ack and lease
- * extension. Field names, defaults and status codes follow api-data-plane.md sections 2-5.
+ * extension. Field names, defaults and status codes are the reference broker's (broker/DESIGN.md,
+ * HTTP contract).
  */
 public final class DataHttpService implements HttpService {
     private final PopService pop;
@@ -149,7 +150,8 @@ public final class DataHttpService implements HttpService {
 
     /**
      * Pop maintenance: a bare 204 before anything touches the database, except that a pop asking
-     * for conflation is answered 200 with the echo its client checks for (spec 10).
+     * for conflation is answered 200 with the echo its client checks for, as the reference broker
+     * answers it.
      */
     private boolean popPaused(ServerResponse res, PopService.Request r) {
         if (!switches.popPaused()) {
@@ -183,7 +185,8 @@ public final class DataHttpService implements HttpService {
     }
 
     private void serve(ServerResponse res, PopService.Request r) throws Exception {
-        // The two combinations conflation refuses (spec 3): both are consumer bugs that no retry fixes.
+        // The two combinations conflation refuses (broker/DESIGN.md, Pop path): both are consumer
+        // bugs that no retry fixes.
         if (Boolean.TRUE.equals(r.conflation()) && Tenants.QUEUE_MODE.equals(r.consumerGroup())) {
             popRefused(res, CONFLATION_NEEDS_GROUP);
         } else if (Boolean.TRUE.equals(r.conflation()) && r.autoAck()) {

@@ -20,9 +20,9 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
- * The dead-letter queue under {@code /api/v1} (spec 7): list, purge by queue, delete by address,
- * replay by address, and the 1.6 replay of one row by its id. Every call is scoped to the request's
- * tenant.
+ * The dead-letter queue under {@code /api/v1} (broker/DESIGN.md, Acks, retries and dead letters):
+ * list, purge by queue, delete by address, replay by address, and the 1.6 replay of one row by its
+ * id. Every call is scoped to the request's tenant.
  */
 public final class DeadLetterHttpService implements HttpService {
     private static final Pattern UUID_TEXT =

@@ -13,8 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code POST /api/v1/fetch} (api-data-plane.md section 12, shape from the reference's 1.4 handler;
- * the spec lists it as unconfirmed). Body {@code {"entries":[{"queue","partition","offset",
+ * {@code POST /api/v1/fetch} (request and answer shaped as the reference broker's 1.4 handler
+ * has them). Body {@code {"entries":[{"queue","partition","offset",
  * "maxBytes"}],"maxWaitMs","minBytes"}}; answer {@code {"entries":[{"queue","partition","records":
  * [{"offset","transactionId","payload","ts"}],"highWatermark","logStartOffset","error"?}]}}, one
  * entry per requested entry, in order. Sizes are clamped to the broker's bounds, except the entry

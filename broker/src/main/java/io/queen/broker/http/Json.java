@@ -192,7 +192,7 @@ public final class Json {
 
     /**
      * JSON text starting with a byte-order mark or a NUL in its first four bytes is UTF-16 or UTF-32
-     * (RFC 8259 section 8.1 requires UTF-8 between systems).
+     * (RFC 8259 requires JSON exchanged between systems to be UTF-8).
      */
     private static void requireUtf8Json(byte[] b) {
         boolean bom16 = b.length >= 2 && ((b[0] == (byte) 0xFE && b[1] == (byte) 0xFF)

@@ -24,9 +24,10 @@ import java.util.logging.Logger;
 import java.util.regex.Pattern;
 
 /**
- * Message browsing under {@code /api/v1} (spec 6): the listing and the read of one message by
- * (partitionId, transactionId). Deleting and replaying dead letters at the same address are
- * {@link DeadLetterHttpService}'s; these routes only answer GET, so neither shadows the other.
+ * Message browsing under {@code /api/v1} (broker/DESIGN.md, Management plane): the listing and the
+ * read of one message by (partitionId, transactionId). Deleting and replaying dead letters at the
+ * same address are {@link DeadLetterHttpService}'s; these routes only answer GET, so neither
+ * shadows the other.
  */
 public final class MessagesHttpService implements HttpService {
     private static final Logger LOG = Logger.getLogger(MessagesHttpService.class.getName());

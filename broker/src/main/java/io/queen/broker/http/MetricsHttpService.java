@@ -31,8 +31,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * {@code GET /metrics} (JSON, api-management.md 8.3) and {@code GET /metrics/prometheus} (text
- * exposition 0.0.4, 8.4), both public and cell-wide. The exposition is in-process families first
+ * {@code GET /metrics} (JSON) and {@code GET /metrics/prometheus} (Prometheus text
+ * exposition 0.0.4), both public and cell-wide. The exposition is in-process families first
  * (process counters, pool, maintenance and spool, JVM), then the database-backed families of one call to
  * queen.get_prometheus_metrics_v1; when that call fails those families are absent and the
  * scrape still answers 200, so a database outage never blinds the process metrics.

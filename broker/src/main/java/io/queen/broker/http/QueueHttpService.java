@@ -16,9 +16,9 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Queues under {@code /api/v1} (api-management.md 3): configure, the resources listings, delete and
+ * Queues under {@code /api/v1} (broker/DESIGN.md, Management plane): configure, the resources listings, delete and
  * partition discovery. Every call is scoped to the request's tenant; the overview of the default
- * tenant is cell-wide, as the spec says.
+ * tenant is cell-wide, as the reference broker answers it.
  */
 public final class QueueHttpService implements HttpService {
     /** Entries per discovery call: rejected above, never truncated, so no queue is silently skipped. */
@@ -68,8 +68,8 @@ public final class QueueHttpService implements HttpService {
     }
 
     /**
-     * {@code mode} as the replace flag. Absent or null means merge, the newest behaviour the spec
-     * names (1.6.0; up to 1.5 every call replaced), as our issue asks; clients wanting the old
+     * {@code mode} as the replace flag. Absent or null means merge, the newest behaviour of the reference
+     * broker (1.6.0; up to 1.5 every call replaced), as our issue asks; clients wanting the old
      * meaning send {@code "replace"} (the operator always does). Anything but the two words is a 400.
      */
     static boolean replaceMode(JsonNode mode) {

@@ -21,7 +21,7 @@ import java.util.UUID;
 import java.util.logging.Logger;
 
 /**
- * The status family under {@code /api/v1} (api-management.md 8.5). {@code /status},
+ * The status family under {@code /api/v1} (broker/DESIGN.md, Management plane). {@code /status},
  * {@code /status/buffers} and {@code /stats/refresh} are cell-wide; {@code /status/queues},
  * {@code /status/queues/:queue} and {@code /status/analytics} are scoped to the request's tenant.
  * Time windows default to the last hour ({@code /status/analytics}: the last 24 hours).

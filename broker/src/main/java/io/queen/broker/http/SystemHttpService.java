@@ -18,7 +18,7 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
- * Cell-wide system routes under {@code /api/v1/system} (api-management.md sections 11 and 4.1):
+ * Cell-wide system routes under {@code /api/v1/system} (broker/DESIGN.md, Push spool and Tenancy):
  * the push and pop maintenance switches, the shared-state summary, and the bounded tenant purge the Kubernetes operator's
  * Tenant finalizer calls until it reports done. None of them is scoped by x-queen-tenant.
  */

@@ -10,7 +10,7 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
- * Which tenant a request belongs to (api-management.md section 4). With QUEEN_TENANCY_HEADER off
+ * Which tenant a request belongs to (broker/DESIGN.md, Tenancy). With QUEEN_TENANCY_HEADER off
  * the header is never read and everything is the default tenant. On: an absent or blank header is
  * the default tenant, a canonical 8-4-4-4-12 hex UUID is that tenant, anything else is a 400.
  */

@@ -22,9 +22,10 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
- * Message traces under {@code /api/v1} (spec 7): record a trace event, read a message's traces,
- * read traces by name, list the names. The static {@code names} and {@code by-name} routes are
- * registered before the {@code {partitionId}/{transactionId}} pattern, so they win.
+ * Message traces under {@code /api/v1} (broker/DESIGN.md, Management plane): record a trace event,
+ * read a message's traces, read traces by name, list the names. The static {@code names} and
+ * {@code by-name} routes are registered before the {@code {partitionId}/{transactionId}} pattern,
+ * so they win.
  */
 public final class TracesHttpService implements HttpService {
     private static final Pattern UUID_TEXT =

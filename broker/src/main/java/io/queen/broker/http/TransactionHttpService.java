@@ -20,7 +20,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * {@code POST /api/v1/transaction} (api-data-plane.md section 6). A committed or rolled-back
+ * {@code POST /api/v1/transaction} (broker/DESIGN.md, Transaction route). A committed or rolled-back
  * transaction is a 200 whose body says which; malformed requests are 400 in the same envelope
  * with reason {@code bad_request}.
  */

@@ -12,7 +12,7 @@ import java.util.function.IntSupplier;
 import java.util.logging.Logger;
 
 /**
- * The broker's background jobs (api-management.md section 20), started once the server listens:
+ * The broker's background jobs (broker/DESIGN.md, Background cycles), started once the server listens:
  * <ul>
  *   <li>cluster singletons, elected through {@code queen.maintenance_leases}: retention
  *       (RETENTION_INTERVAL, task {@code retention}), the stats reconciler (STATS_INTERVAL_MS,

@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Plain-SQL reads behind the 1.5.3 workload analytics (api-management.md 9): the dead-letter
+ * Plain-SQL reads behind the 1.5.3 workload analytics (broker/DESIGN.md, Management plane): the dead-letter
  * error signatures of one queue, the partition liveness of the tenant's queues, and the two row
  * sets the workload report is built from. Every value is bound; every query is scoped by the
  * caller's tenant and only reads.

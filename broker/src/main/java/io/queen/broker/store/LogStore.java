@@ -149,7 +149,7 @@ public final class LogStore {
         }
     }
 
-    /** Locks the partitions in ascending id order (seed 000) for a multi-partition write. */
+    /** Locks the partitions in ascending id order (broker/DESIGN.md, Lock order) for a multi-partition write. */
     public static void lockPartitions(Connection c, List<UUID> partitionIds) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_lock_partitions_v1(?)")) {
             ps.setArray(1, c.createArrayOf("uuid", partitionIds.toArray()));

@@ -17,7 +17,8 @@ import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
- * Applies the packaged schema at boot (seed 001, "The schema is applied at every boot").
+ * Applies the packaged schema at every boot, before the broker serves, so a listening broker
+ * always has its schema in place (broker/DESIGN.md, Layering).
  *
  * <p>One connection, {@code application_name = queen-schema-apply}. The server version is checked
  * before any DDL. Appliers serialise on session advisory lock 778120010, taken by polling a

@@ -32,7 +32,7 @@ class ConfigureRoutesIT {
     static Broker broker;
     static HttpProbe http;
 
-    /** Every option with its default when configured (api-data-plane.md 9, api-management.md 3.1). */
+    /** Every option with its default when configured (the reference broker's defaults, 012_configure.sql). */
     static final Map<String, Object> DEFAULTS = new LinkedHashMap<>();
     /** A non-default value for every option, and the queues column each one lands in. */
     static final Map<String, Object> CUSTOM = new LinkedHashMap<>();

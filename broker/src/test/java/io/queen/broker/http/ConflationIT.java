@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Conflation (spec 3): a conflating group is served the newest message of each partition, and
+ * Conflation (broker/DESIGN.md, Pop path): a conflating group is served the newest message of each partition, and
  * acking it retires the partition's backlog for that group; the policy is the group's, fixed when
  * it registers, and every answer to a conflating pop says so, empty ones included.
  */

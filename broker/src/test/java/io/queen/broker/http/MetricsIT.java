@@ -130,7 +130,7 @@ class MetricsIT {
         assertTrue(value(e, "jvm_threads_current") > 0);
         assertTrue(!e.samples("jvm_gc_collections_total").isEmpty());
         assertEquals("counter", e.types().get("jvm_gc_collection_seconds_total"));
-        // Removed in 1.1.0 and never to be emitted again (api-management.md 8.4).
+        // The reference broker removed these families in 1.1.0; they are never to be emitted again.
         assertTrue(!e.hasFamily("queen_queue_depth_total") && !e.hasFamily("queen_queue_depth_pending"));
     }
 

@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The status family and the analytics routes on a broker with tenancy on: shapes, values against
- * a known setup, tenant scoping where the spec scopes, cell-wide answers where it does not, and
+ * a known setup, tenant scoping where the reference broker scopes, cell-wide answers where it does not, and
  * bad input. Rows the metrics collector would write are written directly (the collector is not
  * under test here and its flush is pushed out of the way).
  */

@@ -5,7 +5,7 @@ import java.util.Objects;
 import java.util.UUID;
 
 /**
- * One message inside a segment (spec §13.3).
+ * One message inside a segment (broker/DESIGN.md, Storage model).
  *
  * @param messageId     message id (UUIDv7 for new messages)
  * @param traceId       optional trace id, {@code null} when absent

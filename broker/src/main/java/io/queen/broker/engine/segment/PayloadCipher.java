@@ -18,7 +18,7 @@ import java.util.HexFormat;
 import java.util.logging.Logger;
 
 /**
- * Payload encryption at rest (spec §13.10): AES-256-GCM, stored as
+ * Payload encryption at rest (broker/DESIGN.md, Storage model): AES-256-GCM, stored as
  * {@code {"encrypted":"<b64>","iv":"<b64 16 bytes>","authTag":"<b64 16 bytes>"}}.
  * The IV is 16 random bytes of which only the first 12 are the GCM nonce, as in the C++/OpenSSL implementation.
  * Thread-safe: a fresh {@link Cipher} per call (virtual threads would defeat a ThreadLocal cache anyway).
@@ -73,7 +73,8 @@ public final class PayloadCipher {
     /**
      * The envelope JSON for {@code plaintextJson}, or the input itself when encryption is disabled.
      *
-     * @throws IllegalStateException if the JCE fails; callers store the plaintext instead (spec: never fail a push)
+     * @throws IllegalStateException if the JCE fails; callers store the plaintext instead (as the reference
+     *                               broker does: encryption never fails a push)
      */
     public byte[] encrypt(byte[] plaintextJson) {
         if (key == null) {

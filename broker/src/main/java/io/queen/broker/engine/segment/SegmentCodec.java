@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Segment blob codec (spec §13.3): zstd over a concatenation of little-endian frames
+ * Segment blob codec (broker/DESIGN.md, Storage model): zstd over a concatenation of little-endian frames
  * {@code u32 body_len | u8 flags | 16B message_id | [16B trace_id] | u16 txn_len | txn | [u16 psub_len | psub] | payload}.
  * UUIDs are written in their canonical big-endian byte order.
  */

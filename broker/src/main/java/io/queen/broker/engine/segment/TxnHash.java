@@ -7,8 +7,9 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * Dedup/ack key of a message (spec §13.3): XXH3-128 (seed 0) of the transactionId's UTF-8 bytes in the canonical
- * big-endian form (high 64 bits first), so stored {@code log_txns.hashes} match the other broker implementations.
+ * Dedup/ack key of a message (broker/DESIGN.md, Storage model): XXH3-128, seeded with 0, of the transactionId's UTF-8
+ * bytes in the canonical big-endian form (high 64 bits first), so stored {@code log_txns.hashes} match the other
+ * broker implementations.
  */
 public final class TxnHash {
     public static final int LENGTH = 16;

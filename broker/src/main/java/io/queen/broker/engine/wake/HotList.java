@@ -10,7 +10,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Where a queue-level pop looks first (spec 13.7, the hot-list path): per (tenant, queue, consumer
+ * Where a queue-level pop looks first (broker/DESIGN.md, Pop path): per (tenant, queue, consumer
  * group), the partitions this broker believes hold claimable messages, oldest mark first. Commits
  * (local, or a peer's NOTIFY hint) mark every group of their queue: pushes, and acks that release a
  * lease while messages wait behind the cursor (pushed while the partition was leased).

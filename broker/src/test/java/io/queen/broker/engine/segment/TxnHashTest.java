@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 class TxnHashTest {
 
-    // Canonical XXH3-128 (seed 0) vectors, cross-checked against several independent implementations' test suites
+    // Canonical XXH3-128 vectors (seeded with 0), cross-checked against several independent implementations' test suites
     // (reference xxhash sanity vectors, PHP hash('xxh128'), Rust/Node bindings).
     @Test
     void knownAnswers() {
