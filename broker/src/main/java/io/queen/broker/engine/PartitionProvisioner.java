@@ -25,7 +25,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * Provisions the partitions a push names that the catalog does not hold, coalescing concurrent
  * requests per queue into one statement ({@code log_provision_partitions_v1}).
  *
- * <p>Why: creating a partition bumps its queue's counter row for the current minute (seed 000's
+ * <p>Why: creating a partition bumps its queue's counter row for the current minute (the trigger
  * trg_partitions_created_counter), and that row stays locked until the creator commits. With a call
  * per partition, first pushes to many new partitions of one queue queued up on that row, and every
  * commit woke every waiter: the upstream JS client's bootstrap suite (5,000 new partitions, 50
@@ -130,7 +130,7 @@ final class PartitionProvisioner {
                 return;
             }
             List<QueueKey> order = new ArrayList<>(byQueue.keySet());
-            order.sort(Comparator.comparing(QueueKey::queue).thenComparing(QueueKey::tenant)); // seed 000: names ascending
+            order.sort(Comparator.comparing(QueueKey::queue).thenComparing(QueueKey::tenant)); // names ascending (broker/DESIGN.md, Lock order)
             Throwable failure = null;
             try (Connection c = database.connection()) {
                 c.setAutoCommit(true);

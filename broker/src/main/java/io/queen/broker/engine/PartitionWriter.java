@@ -85,7 +85,7 @@ final class PartitionWriter {
     }
 
     /**
-     * Provisions inside the caller's transaction, names in ascending order (seed 000). Nothing enters
+     * Provisions inside the caller's transaction, names in ascending order (broker/DESIGN.md, Lock order). Nothing enters
      * the shared cache here: a row created in a transaction may still roll back.
      */
     void provision(Connection c, UUID tenant, List<Group> groups) throws SQLException {

@@ -12,7 +12,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Throughput comes from commits that carry many messages (spec 13.2). Concurrent push requests
+ * Throughput comes from commits that carry many messages (broker/DESIGN.md, Push path). Concurrent push requests
  * enqueue their groups on a shard (by their first partition); whichever request finds the shard
  * idle becomes its flusher and writes everything queued so far in ONE transaction: all slots of a
  * partition become one segment, all partitions are locked ascending by id. Requests arriving while

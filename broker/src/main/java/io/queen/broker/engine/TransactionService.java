@@ -13,9 +13,10 @@ import java.util.TreeMap;
 import java.util.UUID;
 
 /**
- * {@code POST /transaction}: pushes and acks in one PostgreSQL transaction, all or nothing. Lock
- * order is seed 000's: provisioning (names ascending), all push partitions locked ascending by id,
- * the pushes, then the acks in (partition_id, consumer_group) order. A duplicate push inside the
+ * {@code POST /transaction}: pushes and acks in one PostgreSQL transaction, all or nothing, written
+ * through the {@link PartitionWriter}. Lock order (broker/DESIGN.md, Lock order): provisioning
+ * (names ascending), all push partitions locked ascending by id, the pushes, then the acks in
+ * (partition_id, consumer_group) order. A duplicate push inside the
  * dedup window or an ack that cannot be applied rolls everything back. KV and timer riders belong
  * to capabilities this broker does not have yet and are refused, never ignored.
  */
