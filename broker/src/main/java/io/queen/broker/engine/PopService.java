@@ -35,31 +35,101 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class PopService {
     /** How long a parked pop waits before re-checking without a wake; also how stale a ring's last scan may be. */
     static final long IDLE_RECHECK_MS = 1000;
-    /** A marked partition deleted meanwhile: foreign key violation on its cursor row, or "not found". */
 
-    public record Request(
-            UUID tenant,
-            String queue,          // null on the discovery route
-            String partition,      // non-null on the pinned route
-            String namespace,
-            String task,
-            int batch,             // 200 when not given
-            boolean batchGiven,
-            Integer partitions,    // null when not given
-            boolean autoAck,
-            boolean waitForMessages,
-            long timeoutMs,
-            int leaseSeconds,
-            String consumerGroup,
-            String subscriptionMode,
-            Instant subscriptionFrom,
-            Boolean conflation,    // as asked; null when not given
-            boolean autopilot) {
+    /** Where a pop takes from: a queue, one of its partitions, or (discovery) a namespace and task. */
+    public record Source(UUID tenant,
+                         String queue,          // null on the discovery route
+                         String partition,      // non-null on the pinned route
+                         String namespace,
+                         String task) {
+    }
+
+    /** How much one pop takes: {@code batch} is 200 when not given; {@code partitions} null when not given. */
+    public record Sizing(int batch, boolean batchGiven, Integer partitions, boolean autopilot) {
+    }
+
+    /** How the messages are handed over: acked at once or leased, and how long to wait for some. */
+    public record Delivery(boolean autoAck, int leaseSeconds, boolean waitForMessages, long timeoutMs) {
+    }
+
+    /** Whose cursor moves: the group, where a new group starts, and the conflation asked (null: not given). */
+    public record Subscription(String consumerGroup, String mode, Instant from, Boolean conflation) {
+    }
+
+    /** One pop, its parameters in four named groups; the accessors below read through them. */
+    public record Request(Source source, Sizing sizing, Delivery delivery, Subscription subscription) {
         /** The same pop with the knobs autopilot chose. */
         Request sized(PopAutopilot.Plan plan) {
-            return new Request(tenant, queue, partition, namespace, task, plan.batch(), true, plan.partitions(),
-                    autoAck, waitForMessages, timeoutMs, leaseSeconds, consumerGroup, subscriptionMode,
-                    subscriptionFrom, conflation, autopilot);
+            return new Request(source, new Sizing(plan.batch(), true, plan.partitions(), sizing.autopilot()),
+                    delivery, subscription);
+        }
+
+        public UUID tenant() {
+            return source.tenant();
+        }
+
+        public String queue() {
+            return source.queue();
+        }
+
+        public String partition() {
+            return source.partition();
+        }
+
+        public String namespace() {
+            return source.namespace();
+        }
+
+        public String task() {
+            return source.task();
+        }
+
+        public int batch() {
+            return sizing.batch();
+        }
+
+        public boolean batchGiven() {
+            return sizing.batchGiven();
+        }
+
+        public Integer partitions() {
+            return sizing.partitions();
+        }
+
+        public boolean autopilot() {
+            return sizing.autopilot();
+        }
+
+        public boolean autoAck() {
+            return delivery.autoAck();
+        }
+
+        public int leaseSeconds() {
+            return delivery.leaseSeconds();
+        }
+
+        public boolean waitForMessages() {
+            return delivery.waitForMessages();
+        }
+
+        public long timeoutMs() {
+            return delivery.timeoutMs();
+        }
+
+        public String consumerGroup() {
+            return subscription.consumerGroup();
+        }
+
+        public String subscriptionMode() {
+            return subscription.mode();
+        }
+
+        public Instant subscriptionFrom() {
+            return subscription.from();
+        }
+
+        public Boolean conflation() {
+            return subscription.conflation();
         }
 
         /**
@@ -68,11 +138,12 @@ public final class PopService {
          * held to 1..64, the reference's bound on one conflating answer.
          */
         int partitionCap(boolean conflating) {
-            if (partition != null) {
+            Integer partitions = sizing.partitions();
+            if (source.partition() != null) {
                 return Integer.MAX_VALUE;
             }
             if (conflating) {
-                return Math.clamp(partitions == null ? batch : partitions, 1, 64);
+                return Math.clamp(partitions == null ? sizing.batch() : partitions, 1, 64);
             }
             int p = partitions == null ? 1 : partitions;
             return p <= 0 ? Integer.MAX_VALUE : p;

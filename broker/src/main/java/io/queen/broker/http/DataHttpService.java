@@ -231,11 +231,13 @@ public final class DataHttpService implements HttpService {
         int lease = Math.max(q.integer("leaseSeconds", 0), 0);
         Integer partitions = q.string("partitions").isPresent() ? q.integer("partitions", 1) : null;
         Boolean conflation = q.string("conflation").isPresent() ? q.bool("conflation", false) : null;
-        return new PopService.Request(tenancy.of(req), queue, partition,
-                q.name("namespace", Names.NAMESPACE).orElse(null), q.name("task", Names.TASK).orElse(null),
-                batch, q.string("batch").isPresent(), partitions, q.bool("autoAck", false), q.bool("wait", false),
-                q.integer("timeout", (int) defaults.timeoutMs()), lease, group, mode, from, conflation,
-                q.bool("autopilot", false));
+        return new PopService.Request(
+                new PopService.Source(tenancy.of(req), queue, partition,
+                        q.name("namespace", Names.NAMESPACE).orElse(null), q.name("task", Names.TASK).orElse(null)),
+                new PopService.Sizing(batch, q.string("batch").isPresent(), partitions, q.bool("autopilot", false)),
+                new PopService.Delivery(q.bool("autoAck", false), lease, q.bool("wait", false),
+                        q.integer("timeout", (int) defaults.timeoutMs())),
+                new PopService.Subscription(group, mode, from, conflation));
     }
 
     private void respond(ServerResponse res, PopService.Result r) {
