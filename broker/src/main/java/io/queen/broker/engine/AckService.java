@@ -154,7 +154,7 @@ public final class AckService {
         LogStore.AckState s = LogStore.resolveAck(c, first.partitionId(), group, TxnHash.concat(txns), tenant, leased);
         AckOutcome groupError = !s.consumerFound() ? AckOutcome.CONSUMER_NOT_FOUND
                 : !s.tenantOk() ? AckOutcome.FOREIGN_PARTITION
-                : leased && (!s.leaseLive() || (!leaseId.isEmpty() && !leaseId.equals(s.workerId())))
+                : leased && (!s.lease().live() || (!leaseId.isEmpty() && !leaseId.equals(s.lease().workerId())))
                 ? AckOutcome.INVALID_LEASE
                 : null;
         List<Result> out = new ArrayList<>(idx.size());
@@ -167,24 +167,27 @@ public final class AckService {
         List<AckDecision.Item> decisionItems = new ArrayList<>(idx.size());
         for (int k = 0; k < idx.size(); k++) {
             Item it = items.get(idx.get(k));
-            decisionItems.add(new AckDecision.Item(it.status(), s.spanOffsets()[k],
-                    Boolean.TRUE.equals(s.belowCursor()[k]), it.error()));
+            decisionItems.add(new AckDecision.Item(it.status(), s.resolved().spanOffsets()[k],
+                    Boolean.TRUE.equals(s.resolved().belowCursor()[k]), it.error()));
         }
-        Long liveBatchEnd = s.leaseLive() ? s.batchEnd() : null;
-        long upper = leased ? s.batchEnd() : s.lastOffset();
-        AckDecision.Plan plan = AckDecision.decide(s.committed(), upper, liveBatchEnd,
-                s.leaseLive() && s.leaseConflated(), s.batchRetryCount(), s.retryLimit(), s.dlqEnabled(), decisionItems);
+        LogStore.AckLease lease = s.lease();
+        LogStore.AckCursor cursor = s.cursor();
+        Long liveBatchEnd = lease.live() ? lease.batchEnd() : null;
+        long upper = leased ? lease.batchEnd() : cursor.lastOffset();
+        AckDecision.Plan plan = AckDecision.decide(cursor.committed(), upper, liveBatchEnd,
+                lease.live() && lease.conflated(), lease.batchRetryCount(), s.policy().retryLimit(),
+                s.policy().dlqEnabled(), decisionItems);
         LogStore.applyAck(c, first.partitionId(), group, plan.committed(), plan.release(), plan.retry());
         if (plan.poisonOffset() != null) {
-            deadLetter(c, first.partitionId(), group, plan, s.batchRetryCount());
+            deadLetter(c, first.partitionId(), group, plan, lease.batchRetryCount());
         }
         // Only then is the released partition worth a parked pop's claim; otherwise the claim finds nothing.
-        boolean more = plan.release() && plan.committed() < s.lastOffset();
+        boolean more = plan.release() && plan.committed() < cursor.lastOffset();
         for (int k = 0; k < idx.size(); k++) {
             AckDecision.ItemOutcome o = plan.items().get(k);
             out.add(new Result(idx.get(k), items.get(idx.get(k)).transactionId(), o.outcome(),
                     o.outcome() == AckOutcome.APPLIED && plan.release(), o.dlq(),
-                    more ? s.queueName() : null, more ? s.partitionName() : null));
+                    more ? cursor.queueName() : null, more ? cursor.partitionName() : null));
         }
         return out;
     }

@@ -51,22 +51,31 @@ public final class LogStore {
                                String partitionName) {
     }
 
-    public record AckState(
-            boolean consumerFound,
-            boolean tenantOk,
-            long committed,
-            Long batchEnd,
-            String workerId,
-            boolean leaseLive,
-            int batchRetryCount,
-            long lastOffset,
-            int retryLimit,
-            boolean dlqEnabled,
-            Long[] spanOffsets,
-            Boolean[] belowCursor,
-            String queueName,
-            String partitionName,
-            boolean leaseConflated) {
+    /**
+     * What an ack group needs to know, read under the cursor row's lock. When the cursor is missing
+     * or the partition is another tenant's, only the two flags are set and the groups are null.
+     */
+    public record AckState(boolean consumerFound, boolean tenantOk, AckCursor cursor, AckLease lease,
+                           AckPolicy policy, AckResolution resolved) {
+        static AckState refused(boolean consumerFound, boolean tenantOk) {
+            return new AckState(consumerFound, tenantOk, null, null, null, null);
+        }
+    }
+
+    /** The group's cursor on the partition, and the partition's last offset and names. */
+    public record AckCursor(long committed, long lastOffset, String queueName, String partitionName) {
+    }
+
+    /** The lease on the cursor: its batch end (null when none), holder, and whether it is live. */
+    public record AckLease(Long batchEnd, String workerId, boolean live, boolean conflated, int batchRetryCount) {
+    }
+
+    /** The queue's retry budget and dead-letter switch. */
+    public record AckPolicy(int retryLimit, boolean dlqEnabled) {
+    }
+
+    /** Where each acked transactionId resolved: its offset in the span (null: not found), or below the cursor. */
+    public record AckResolution(Long[] spanOffsets, Boolean[] belowCursor) {
     }
 
     public record Segment(long baseOffset, long endOffset, Instant createdAt, byte[] blob) {
@@ -312,14 +321,15 @@ public final class LogStore {
                 boolean found = rs.getBoolean(1);
                 boolean tenantOk = rs.getBoolean(2);
                 if (!found || !tenantOk) {
-                    return new AckState(found, tenantOk, -1, null, null, false, 0, -1, 0, false, null, null, null, null, false);
+                    return AckState.refused(found, tenantOk);
                 }
                 long be = rs.getLong(4);
                 Long batchEnd = rs.wasNull() ? null : be;
-                return new AckState(true, true, rs.getLong(3), batchEnd, rs.getString(5), rs.getBoolean(6),
-                        rs.getInt(7), rs.getLong(8), rs.getInt(9), rs.getBoolean(10),
-                        longs(rs.getArray(11)), bools(rs.getArray(12)), rs.getString(13), rs.getString(14),
-                        rs.getBoolean(15));
+                return new AckState(true, true,
+                        new AckCursor(rs.getLong(3), rs.getLong(8), rs.getString(13), rs.getString(14)),
+                        new AckLease(batchEnd, rs.getString(5), rs.getBoolean(6), rs.getBoolean(15), rs.getInt(7)),
+                        new AckPolicy(rs.getInt(9), rs.getBoolean(10)),
+                        new AckResolution(longs(rs.getArray(11)), bools(rs.getArray(12))));
             }
         }
     }
