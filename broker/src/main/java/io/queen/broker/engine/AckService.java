@@ -9,6 +9,7 @@ import io.queen.broker.store.LogStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -209,10 +210,15 @@ public final class AckService {
                 plan.fileDeadLetter());
     }
 
-    public LogStore.Renewal renew(UUID tenant, String leaseId, int seconds) throws SQLException {
+    /** A lease extension: how many cursors the lease held were renewed, and until when (null: none). */
+    public record Renewal(int renewed, Instant expiresAt) {
+    }
+
+    public Renewal renew(UUID tenant, String leaseId, int seconds) throws SQLException {
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            return LogStore.renewLease(c, leaseId, seconds, tenant);
+            LogStore.Renewal r = LogStore.renewLease(c, leaseId, seconds, tenant);
+            return new Renewal(r.renewed(), r.expiresAt());
         }
     }
 }

@@ -17,7 +17,6 @@ import io.queen.broker.engine.PushIntake;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.PushSpool;
 import io.queen.broker.engine.Tenants;
-import io.queen.broker.store.LogStore;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
@@ -414,7 +413,7 @@ public final class DataHttpService implements HttpService {
                 throw e;
             }
         }
-        LogStore.Renewal r = ack.renew(tenancy.of(req), leaseId, seconds);
+        AckService.Renewal r = ack.renew(tenancy.of(req), leaseId, seconds);
         ObjectNode out = Json.object().put("leaseId", leaseId).put("success", r.renewed() > 0).put("renewed", r.renewed());
         String at = Wire.timestamp(r.expiresAt());
         out.put("newExpiresAt", at).put("expiresAt", at).put("lease_expires_at", at);
