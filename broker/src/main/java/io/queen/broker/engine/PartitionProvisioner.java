@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -49,8 +48,7 @@ final class PartitionProvisioner {
     }
 
     private static final class Stripe {
-        final ConcurrentLinkedQueue<Want> wants = new ConcurrentLinkedQueue<>();
-        final ReentrantLock creating = new ReentrantLock();
+        final CoalescingLane<Want> wants = new CoalescingLane<>(w -> 1, MAX_NAMES_PER_CALL);
     }
 
     private final Database database;
@@ -91,60 +89,43 @@ final class PartitionProvisioner {
 
     /** Wants queued on a queue's stripe and not yet taken by a creator (for tests). */
     int queued(UUID tenant, String queue) {
-        return stripeOf(new QueueKey(tenant, queue)).wants.size();
+        return stripeOf(new QueueKey(tenant, queue)).wants.queued();
     }
 
     /** The lock a queue's creations run under (for tests that make requests pile up behind it). */
     ReentrantLock lockOf(UUID tenant, String queue) {
-        return stripeOf(new QueueKey(tenant, queue)).creating;
+        return stripeOf(new QueueKey(tenant, queue)).wants.workerLock();
     }
 
     private Stripe stripeOf(QueueKey key) {
         return stripes[Math.floorMod(key.hashCode(), STRIPES)];
     }
 
-    /**
-     * Creates while there is work and nobody else creates. Re-checking after unlocking closes the
-     * window in which a want is queued after the creator's last poll but before it let go.
-     */
     private void drain(Stripe s) {
-        while (!s.wants.isEmpty() && s.creating.tryLock()) {
-            try {
-                createQueued(s);
-            } finally {
-                s.creating.unlock();
-            }
-        }
+        s.wants.drain(this::createQueued);
     }
 
-    private void createQueued(Stripe s) {
-        while (true) {
-            Map<QueueKey, List<Want>> byQueue = new LinkedHashMap<>();
-            int n = 0;
-            Want w;
-            while (n < MAX_NAMES_PER_CALL && (w = s.wants.poll()) != null) {
-                byQueue.computeIfAbsent(w.queue(), k -> new ArrayList<>()).add(w);
-                n++;
+    /** One round of a stripe's lane: every queue's names in one statement, queues by name ascending. */
+    private void createQueued(List<Want> batch) {
+        Map<QueueKey, List<Want>> byQueue = new LinkedHashMap<>();
+        for (Want w : batch) {
+            byQueue.computeIfAbsent(w.queue(), k -> new ArrayList<>()).add(w);
+        }
+        List<QueueKey> order = new ArrayList<>(byQueue.keySet());
+        order.sort(Comparator.comparing(QueueKey::queue).thenComparing(QueueKey::tenant)); // names ascending (broker/DESIGN.md, Lock order)
+        Throwable failure = null;
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            for (QueueKey q : order) {
+                create(c, q, byQueue.get(q));
             }
-            if (byQueue.isEmpty()) {
-                return;
-            }
-            List<QueueKey> order = new ArrayList<>(byQueue.keySet());
-            order.sort(Comparator.comparing(QueueKey::queue).thenComparing(QueueKey::tenant)); // names ascending (broker/DESIGN.md, Lock order)
-            Throwable failure = null;
-            try (Connection c = database.connection()) {
-                c.setAutoCommit(true);
-                for (QueueKey q : order) {
-                    create(c, q, byQueue.get(q));
-                }
-            } catch (SQLException | RuntimeException e) {
-                failure = e; // no connection, or it broke
-            } finally {
-                // Nothing polled is left without an answer, whatever was thrown.
-                Throwable cause = failure != null ? failure
-                        : new SQLException("partition provisioning stopped before this queue's turn");
-                byQueue.values().forEach(list -> list.forEach(x -> x.done().completeExceptionally(cause)));
-            }
+        } catch (SQLException | RuntimeException e) {
+            failure = e; // no connection, or it broke
+        } finally {
+            // Nothing polled is left without an answer, whatever was thrown.
+            Throwable cause = failure != null ? failure
+                    : new SQLException("partition provisioning stopped before this queue's turn");
+            byQueue.values().forEach(list -> list.forEach(x -> x.done().completeExceptionally(cause)));
         }
     }
 

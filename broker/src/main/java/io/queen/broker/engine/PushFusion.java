@@ -7,17 +7,17 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Throughput comes from commits that carry many messages (broker/DESIGN.md, Push path). Concurrent push requests
- * enqueue their groups on a shard (by their first partition); whichever request finds the shard
- * idle becomes its flusher and writes everything queued so far in ONE transaction: all slots of a
- * partition become one segment, all partitions are locked ascending by id. Requests arriving while
- * a flush is in flight ride the next one, so coalescing is emergent, with no linger timer. If a
- * merged flush fails, its jobs are retried one by one so one bad request cannot fail the others.
+ * Throughput comes from commits that carry many messages (broker/DESIGN.md, Push path). Concurrent
+ * push requests enqueue their groups on a shard's {@link CoalescingLane} (by their first
+ * partition); whichever request finds the shard idle becomes its flusher and writes everything
+ * queued so far in ONE transaction: all slots of a partition become one segment, all partitions
+ * are locked ascending by id. Requests arriving while a flush is in flight ride the next one, so
+ * coalescing is emergent, with no linger timer. If a merged flush fails, its jobs are retried one
+ * by one so one bad request cannot fail the others.
  */
 final class PushFusion {
     /**
@@ -47,8 +47,7 @@ final class PushFusion {
     }
 
     private static final class Shard {
-        final ConcurrentLinkedQueue<Job> queue = new ConcurrentLinkedQueue<>();
-        final ReentrantLock flushing = new ReentrantLock();
+        final CoalescingLane<Job> lane = new CoalescingLane<>(j -> j.slots, MAX_SLOTS_PER_FLUSH);
         final ReentrantLock signal = new ReentrantLock();
         final Condition finished = signal.newCondition();
     }
@@ -69,9 +68,9 @@ final class PushFusion {
     void write(List<PushPlan.Group> groups) throws SQLException {
         Shard shard = shards[Math.floorMod(groups.get(0).provisioned.partitionId().hashCode(), SHARDS)];
         Job job = new Job(groups);
-        shard.queue.add(job);
+        shard.lane.add(job);
         while (true) {
-            drain(shard);
+            shard.lane.drain(batch -> flushQueued(shard, batch));
             shard.signal.lock();
             try {
                 if (job.done) {
@@ -96,56 +95,29 @@ final class PushFusion {
         }
     }
 
-    /**
-     * Flushes while there is work and nobody else flushes. Re-checking the queue after unlocking
-     * closes the window in which a job is added after the flusher's last poll but before it let go:
-     * either this loop takes it, or the lock was free when its owner tried, or a newer flusher holds
-     * the lock and will make the same check.
-     */
-    private void drain(Shard shard) {
-        while (!shard.queue.isEmpty() && shard.flushing.tryLock()) {
-            try {
-                flushQueued(shard);
-            } finally {
-                shard.flushing.unlock();
-            }
-        }
-    }
-
-    private void flushQueued(Shard shard) {
-        while (true) {
-            List<Job> batch = new ArrayList<>();
-            int slots = 0;
-            Job next;
-            while (slots < MAX_SLOTS_PER_FLUSH && (next = shard.queue.poll()) != null) {
-                batch.add(next);
-                slots += next.slots;
-            }
-            if (batch.isEmpty()) {
-                return;
-            }
-            try {
-                flush(batch);
-            } catch (SQLException e) {
-                if (batch.size() == 1) {
-                    batch.get(0).failure = e;
-                } else {
-                    for (Job j : batch) {
-                        try {
-                            flush(List.of(j));
-                        } catch (SQLException alone) {
-                            j.failure = alone;
-                        }
+    /** One round of the shard's lane: flush it (request by request if the merged flush fails), then wake the waiters. */
+    private void flushQueued(Shard shard, List<Job> batch) {
+        try {
+            flush(batch);
+        } catch (SQLException e) {
+            if (batch.size() == 1) {
+                batch.get(0).failure = e;
+            } else {
+                for (Job j : batch) {
+                    try {
+                        flush(List.of(j));
+                    } catch (SQLException alone) {
+                        j.failure = alone;
                     }
                 }
             }
-            shard.signal.lock();
-            try {
-                batch.forEach(j -> j.done = true);
-                shard.finished.signalAll();
-            } finally {
-                shard.signal.unlock();
-            }
+        }
+        shard.signal.lock();
+        try {
+            batch.forEach(j -> j.done = true);
+            shard.finished.signalAll();
+        } finally {
+            shard.signal.unlock();
         }
     }
 
