@@ -1,13 +1,15 @@
 package io.queen.broker.engine;
 
+import io.queen.broker.lifecycle.BackgroundThread;
+import io.queen.broker.lifecycle.Jitter;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.SystemStateStore;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -152,19 +154,16 @@ public final class MaintenanceSwitches implements AutoCloseable {
             return;
         }
         running = true;
-        loop = Thread.ofPlatform().name("queen-switches-refresh").daemon(true).start(this::run);
+        loop = BackgroundThread.start("queen-switches-refresh", this::run);
     }
 
     private void run() {
-        while (running) {
+        // 10 % jitter so replicas booted together do not poll in lock-step.
+        while (running && BackgroundThread.pause(Jitter.spread(refreshMs, 0.1))) {
             try {
-                // Up to 10 % jitter so replicas booted together do not poll in lock-step.
-                Thread.sleep(refreshMs + ThreadLocalRandom.current().nextLong(refreshMs / 10 + 1));
                 refresh();
-            } catch (InterruptedException e) {
-                return;
-            } catch (Throwable t) {
-                LOG.log(Level.WARNING, "maintenance flag refresh failed; retrying", t);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "maintenance flag refresh failed; retrying", e);
             }
         }
     }
@@ -172,14 +171,7 @@ public final class MaintenanceSwitches implements AutoCloseable {
     @Override
     public synchronized void close() {
         running = false;
-        if (loop != null) {
-            loop.interrupt();
-            try {
-                loop.join(5_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            loop = null;
-        }
+        BackgroundThread.stop(loop, Duration.ofSeconds(5), null);
+        loop = null;
     }
 }

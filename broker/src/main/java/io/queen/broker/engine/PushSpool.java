@@ -1,6 +1,8 @@
 package io.queen.broker.engine;
 
 import io.queen.broker.config.MaintenanceSettings;
+import io.queen.broker.lifecycle.BackgroundThread;
+import io.queen.broker.lifecycle.Backoff;
 import io.queen.broker.store.SqlStates;
 
 import java.io.IOException;
@@ -19,7 +21,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -545,17 +546,18 @@ public final class PushSpool implements AutoCloseable {
             return;
         }
         running = true;
-        loop = Thread.ofPlatform().name("queen-spool-drain").daemon(true).start(this::run);
+        loop = BackgroundThread.start("queen-spool-drain", this::run);
     }
 
     private void run() {
-        long backoff = 0;
+        Backoff backoff = new Backoff(Math.max(idleMs, 100), MAX_BACKOFF_MS, 0.25);
+        long wait = idleMs;
         boolean announced = false;
-        while (running) {
+        while (running && BackgroundThread.pause(wait)) {
+            wait = idleMs;
             try {
-                Thread.sleep(backoff > 0 ? backoff : idleMs);
                 if (paused.getAsBoolean() || !hasWork()) {
-                    backoff = 0;
+                    backoff.reset();
                     announced = false;
                     continue;
                 }
@@ -566,18 +568,16 @@ public final class PushSpool implements AutoCloseable {
                 long before = pending.get();
                 drain(Long.MAX_VALUE);
                 if (pending.get() > 0 && !databaseHealthy.get()) {
-                    backoff = nextBackoff(backoff);
+                    wait = backoff.next();
                 } else {
-                    backoff = 0;
+                    backoff.reset();
                     if (pending.get() == 0 && before > 0) {
                         LOG.info("push spool: drained");
                     }
                 }
-            } catch (InterruptedException e) {
-                return;
-            } catch (Throwable t) {
-                backoff = nextBackoff(backoff);
-                LOG.log(Level.SEVERE, "push spool drain failed; retrying in " + backoff + " ms", t);
+            } catch (RuntimeException e) {
+                wait = backoff.next();
+                LOG.log(Level.SEVERE, "push spool drain failed; retrying in " + wait + " ms", e);
             }
         }
     }
@@ -594,24 +594,12 @@ public final class PushSpool implements AutoCloseable {
         }
     }
 
-    private long nextBackoff(long current) {
-        long next = current == 0 ? Math.max(idleMs, 100) : Math.min(current * 2, MAX_BACKOFF_MS);
-        return next + ThreadLocalRandom.current().nextLong(next / 4 + 1);
-    }
-
     /** Stops the drain loop and closes the active file; whatever is pending replays at the next boot. */
     @Override
     public synchronized void close() {
         running = false;
-        if (loop != null) {
-            loop.interrupt();
-            try {
-                loop.join(10_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            loop = null;
-        }
+        BackgroundThread.stop(loop, Duration.ofSeconds(10), "replaying spooled pushes");
+        loop = null;
         writeLock.lock();
         try {
             sealActive();

@@ -1,7 +1,10 @@
 package io.queen.broker.jobs;
 
 import io.queen.broker.engine.BrokerMetrics;
+import io.queen.broker.lifecycle.BackgroundThread;
+import io.queen.broker.lifecycle.Jitter;
 
+import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -43,7 +46,7 @@ final class JobLoop implements AutoCloseable {
         this.cycle = cycle;
         this.metrics = metrics;
         metrics.cycleRegistered(name);
-        this.thread = Thread.ofPlatform().name("queen-job-" + name).daemon(true).unstarted(this::loop);
+        this.thread = BackgroundThread.create("queen-job-" + name, this::loop);
     }
 
     JobLoop start() {
@@ -66,12 +69,7 @@ final class JobLoop implements AutoCloseable {
 
     private void loop() {
         long delay = firstDelay(tickMs);
-        while (!stopping) {
-            try {
-                Thread.sleep(delay);
-            } catch (InterruptedException e) {
-                break;
-            }
+        while (!stopping && BackgroundThread.pause(delay)) {
             runOnce();
             delay = jittered(tickMs);
         }
@@ -140,8 +138,7 @@ final class JobLoop implements AutoCloseable {
     }
 
     static long jittered(long ms) {
-        long spread = Math.max(1, ms / 4);
-        return Math.max(1, ms - spread + ThreadLocalRandom.current().nextLong(2 * spread + 1));
+        return Jitter.spread(ms, 0.25);
     }
 
     /** Asks the loop to stop after its current run, without waiting. */
@@ -153,14 +150,7 @@ final class JobLoop implements AutoCloseable {
     /** Stops after the current run; waits a bounded time for it. */
     @Override
     public void close() {
-        signalStop();
-        try {
-            thread.join(TimeUnit.SECONDS.toMillis(10));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (thread.isAlive()) {
-            LOG.warning(() -> "job " + name + " did not stop within 10 s");
-        }
+        stopping = true;
+        BackgroundThread.stop(thread, Duration.ofSeconds(10), "running its cycle");
     }
 }

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.lifecycle.BackgroundThread;
+import io.queen.broker.lifecycle.Backoff;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
@@ -16,6 +18,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -27,7 +30,6 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -177,17 +179,17 @@ public final class PgWakeChannel implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        String stuck = "stuck connecting to " + where + "?";
         sender.interrupt();
-        listener.interrupt();
-        join(sender);
-        join(listener);
+        BackgroundThread.stop(listener, Duration.ofSeconds(2), stuck);
+        BackgroundThread.stop(sender, Duration.ofSeconds(2), stuck);
     }
 
     // ---- sender ----
 
     private void sendLoop() {
         Connection conn = null;
-        long backoff = BACKOFF_START_MS;
+        Backoff backoff = newBackoff();
         try {
             while (!closed) {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(TICK_MS));
@@ -208,7 +210,7 @@ public final class PgWakeChannel implements AutoCloseable {
                     List<String> payloads = payloads(batch);
                     payloads.addAll(configPayloads(changed));
                     notifyAll(conn, payloads);
-                    backoff = BACKOFF_START_MS;
+                    backoff.reset();
                 } catch (SQLException e) {
                     if (conn != null && stillUsable(conn)) {
                         // The database refused this batch itself; retrying it would fail forever.
@@ -219,12 +221,12 @@ public final class PgWakeChannel implements AutoCloseable {
                     // Sent again once reconnected: a broker whose listener stayed up would miss them.
                     dirty.addAll(batch);
                     changedQueues.addAll(changed);
+                    long wait = backoff.next();
                     LOG.warning("wake sender lost PostgreSQL at " + where + " (" + e.getMessage() + "); retrying in ~"
-                            + backoff + " ms");
+                            + wait + " ms");
                     closeQuietly(conn);
                     conn = null;
-                    pause(jittered(backoff));
-                    backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
+                    BackgroundThread.pause(wait);
                 } catch (RuntimeException e) {
                     LOG.log(Level.WARNING, "wake sender failed a tick for " + batch.size() + " keys and " + changed.size()
                             + " changed queues on " + where, e);
@@ -380,7 +382,7 @@ public final class PgWakeChannel implements AutoCloseable {
     // ---- listener ----
 
     private void listenLoop() {
-        long backoff = BACKOFF_START_MS;
+        Backoff backoff = newBackoff();
         while (!closed) {
             Connection conn = null;
             try {
@@ -395,12 +397,12 @@ public final class PgWakeChannel implements AutoCloseable {
                 }
                 // Whatever was published while we were not listening is unknown: every parked pop re-claims.
                 hub.signalAllWaiting();
-                backoff = BACKOFF_START_MS;
+                backoff.reset();
                 receive(conn.unwrap(PGConnection.class), conn);
             } catch (SQLException e) {
                 if (!closed) {
                     LOG.warning("wake listener lost PostgreSQL at " + where + " (" + e.getMessage()
-                            + "); reconnecting in ~" + backoff + " ms");
+                            + "); reconnecting in ~" + Math.max(backoff.current() * 2, BACKOFF_START_MS) + " ms");
                 }
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "wake listener failed on " + where + "; reconnecting", e);
@@ -409,8 +411,7 @@ public final class PgWakeChannel implements AutoCloseable {
                 closeQuietly(conn);
             }
             if (!closed) {
-                pause(jittered(backoff));
-                backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
+                BackgroundThread.pause(backoff.next());
             }
         }
     }
@@ -506,18 +507,6 @@ public final class PgWakeChannel implements AutoCloseable {
         }
     }
 
-    private static long jittered(long ms) {
-        return ms / 2 + ThreadLocalRandom.current().nextLong(ms / 2 + 1);
-    }
-
-    private void pause(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            // Only close() interrupts these threads; the loop then sees closed and ends.
-        }
-    }
-
     private static void closeQuietly(Connection c) {
         if (c == null) {
             return;
@@ -529,19 +518,13 @@ public final class PgWakeChannel implements AutoCloseable {
         }
     }
 
-    private void join(Thread t) {
-        try {
-            t.join(TimeUnit.SECONDS.toMillis(2));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (t.isAlive()) {
-            LOG.warning(t.getName() + " did not stop within 2 s (stuck connecting to " + where + "?)");
-        }
+    private static Backoff newBackoff() {
+        // Half either side: brokers that lost the same database do not reconnect in step.
+        return new Backoff(BACKOFF_START_MS, BACKOFF_CAP_MS, 0.5);
     }
 
     private static Thread daemon(String name, Runnable loop) {
-        Thread t = new Thread(() -> {
+        return BackgroundThread.create(name, () -> {
             // The loops handle their own failures; this only keeps an unforeseen one from ending the thread.
             while (true) {
                 try {
@@ -552,8 +535,6 @@ public final class PgWakeChannel implements AutoCloseable {
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(BACKOFF_START_MS));
                 }
             }
-        }, name);
-        t.setDaemon(true);
-        return t;
+        });
     }
 }
