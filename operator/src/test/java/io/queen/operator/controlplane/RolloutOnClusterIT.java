@@ -181,7 +181,8 @@ class RolloutOnClusterIT {
         // The Job controller retries the pod (backoffLimit 2, with its own backoff) before failing the Job.
         await().atMost(Duration.ofMinutes(3)).until(() -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION))
                 .startsWith("blocked-schema"));
-        assertTrue(events("SchemaJobFailed") >= 1);
+        // The Warning follows the annotation (the annotation is what makes it once): wait for it.
+        await().atMost(WAIT).until(() -> events("SchemaJobFailed") >= 1);
         assertEquals(uidsBefore, brokerPods().stream().map(p -> p.getMetadata().getUid()).toList(), "no broker was touched");
     }
 
