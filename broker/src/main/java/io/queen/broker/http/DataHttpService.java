@@ -78,9 +78,8 @@ public final class DataHttpService implements HttpService {
         if (outcome.route() == PushIntake.Route.OUTAGE_SPOOL && !outcome.stored()) {
             // Neither the database nor the spool took the items: nothing was stored, the client must retry.
             res.header(HeaderNames.RETRY_AFTER, RETRY_AFTER_SECONDS);
-            Json.send(res, Status.SERVICE_UNAVAILABLE_503, Json.object()
-                    .put("error", "database unavailable and the push spool cannot be written")
-                    .put("code", "spool_unavailable"));
+            ErrorMapping.send(res, Status.SERVICE_UNAVAILABLE_503, "spool_unavailable",
+                    "database unavailable and the push spool cannot be written", null);
             return;
         }
         metrics.pushed(outcome.results().size());
