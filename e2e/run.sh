@@ -123,6 +123,10 @@ fi
 
 # --- PostgreSQL ----------------------------------------------------------------------------------
 kubectl create namespace "$namespace"
+# The init script and the roles it creates (queen-roles.sql, shared with e2e/run-node.sh). Named
+# .psql in the pod so that the image's entrypoint runs only the .sh, which passes the passwords.
+kubectl -n "$namespace" create configmap postgres-init \
+  --from-file=10-queen-roles.sh=e2e/manifests/postgres-init.sh --from-file=queen-roles.psql=e2e/manifests/queen-roles.sql
 kubectl -n "$namespace" apply -f e2e/manifests/postgres.yaml
 kubectl -n "$namespace" rollout status statefulset/postgres --timeout=300s
 
