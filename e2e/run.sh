@@ -151,4 +151,6 @@ kubectl -n "$namespace" get pods -o wide
 # --- Scenarios -----------------------------------------------------------------------------------
 mvn -B -f e2e/pom.xml -Pe2e verify \
   "-Dqueen.e2e.namespace=$namespace" "-Dqueen.e2e.release=$release" \
-  "-Dqueen.e2e.brokerUrl=http://127.0.0.1:30632" "-Dqueen.e2e.upgradeTag=$upgrade_tag"
+  "-Dqueen.e2e.brokerUrl=http://127.0.0.1:30632" "-Dqueen.e2e.upgradeTag=$upgrade_tag" \
+  "-Dqueen.e2e.databaseStop=kubectl -n $namespace scale statefulset/postgres --replicas=0 && kubectl -n $namespace wait --for=delete pod/postgres-0 --timeout=180s" \
+  "-Dqueen.e2e.databaseStart=kubectl -n $namespace scale statefulset/postgres --replicas=1 && kubectl -n $namespace rollout status statefulset/postgres --timeout=300s"
