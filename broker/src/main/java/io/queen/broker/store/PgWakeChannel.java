@@ -1,12 +1,10 @@
 package io.queen.broker.store;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.lifecycle.BackgroundThread;
 import io.queen.broker.lifecycle.Backoff;
+import io.queen.broker.store.WakeCodec.Key;
+import io.queen.broker.store.WakeCodec.QueueOf;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
@@ -20,11 +18,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
@@ -57,17 +52,13 @@ import java.util.logging.Logger;
  * <p>Queue option changes travel the same way, so another broker drops its cached options (encryption,
  * dedup window) at once instead of after the catalog's TTL.
  *
- * <p>Payload: {@code {"from":brokerId,"keys":[[tenant,queue,partition],...]}}, or
- * {@code {"from":brokerId,"keys":[],"config":[[tenant,queue],...]}} for changed queue options.
+ * <p>The payloads are {@link WakeCodec}'s.
  */
 public final class PgWakeChannel implements AutoCloseable {
-    public static final String CHANNEL = "queen_wake";
+    public static final String CHANNEL = WakeCodec.CHANNEL;
     static final long TICK_MS = 5;
-    // PostgreSQL refuses payloads of 8000 bytes or more; keep a margin.
-    static final int MAX_PAYLOAD_BYTES = 7900;
 
     private static final Logger LOG = Logger.getLogger(PgWakeChannel.class.getName());
-    private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final long BACKOFF_START_MS = 200;
     private static final long BACKOFF_CAP_MS = 5_000;
     private static final int LISTEN_POLL_MS = 500;
@@ -77,17 +68,10 @@ public final class PgWakeChannel implements AutoCloseable {
     private static final String LISTENER_NAME = "queen-wake-listener";
     private static final long PEER_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private record Key(UUID tenant, String queue, String partition) {
-    }
-
-    private record QueueOf(UUID tenant, String queue) {
-    }
-
     private final DatabaseSettings settings;
     private final WakeTarget hub;
     private final String brokerId;
-    /** How every payload this broker sends begins: its own echoes are recognised without parsing. */
-    private final String ownHead;
+    private final WakeCodec codec;
     private final String where;
     private final Set<Key> dirty = ConcurrentHashMap.newKeySet();
     private final Set<QueueOf> changedQueues = ConcurrentHashMap.newKeySet();
@@ -109,7 +93,7 @@ public final class PgWakeChannel implements AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.hub = Objects.requireNonNull(hub, "hub");
         this.brokerId = Objects.requireNonNull(brokerId, "brokerId");
-        this.ownHead = "{\"from\":" + quote(brokerId) + ",\"keys\":[";
+        this.codec = new WakeCodec(brokerId);
         this.where = settings.host() + ":" + settings.port() + "/" + settings.database();
         this.listenerName = LISTENER_NAME + " " + brokerId;
         this.peersCheckedAt = System.nanoTime() - PEER_CHECK_NANOS;
@@ -143,9 +127,6 @@ public final class PgWakeChannel implements AutoCloseable {
     public void onQueueChanged(BiConsumer<UUID, String> action) {
         this.onQueueChanged = Objects.requireNonNull(action, "action");
     }
-
-    /** Partitions named per queue in one tick's notifications. */
-    static final int MAX_PARTITIONS_PER_QUEUE = 64;
 
     /** NOTIFY payloads sent to other brokers. */
     public long notificationsSent() {
@@ -207,8 +188,8 @@ public final class PgWakeChannel implements AutoCloseable {
                         unsentAlone.incrementAndGet();
                         continue;
                     }
-                    List<String> payloads = payloads(batch);
-                    payloads.addAll(configPayloads(changed));
+                    List<String> payloads = codec.encodeKeys(batch);
+                    payloads.addAll(codec.encodeConfig(changed));
                     notifyAll(conn, payloads);
                     backoff.reset();
                 } catch (SQLException e) {
@@ -301,84 +282,6 @@ public final class PgWakeChannel implements AutoCloseable {
         sent.addAndGet(payloads.size());
     }
 
-    /**
-     * Payloads under the NOTIFY limit. Per queue at most the newest {@value #MAX_PARTITIONS_PER_QUEUE}
-     * partitions are named; beyond that one key without a partition tells receivers "more, unnamed",
-     * so their hot lists scan the queue instead of trusting the names.
-     */
-    List<String> payloads(List<Key> keys) {
-        Map<QueueOf, List<Key>> byQueue = new LinkedHashMap<>();
-        for (Key k : keys) {
-            byQueue.computeIfAbsent(new QueueOf(k.tenant(), k.queue()), q -> new ArrayList<>()).add(k);
-        }
-        List<String> entries = new ArrayList<>();
-        for (List<Key> queueKeys : byQueue.values()) {
-            if (queueKeys.size() > MAX_PARTITIONS_PER_QUEUE) {
-                Key any = queueKeys.getFirst();
-                List<Key> newest = new ArrayList<>(queueKeys.subList(queueKeys.size() - MAX_PARTITIONS_PER_QUEUE,
-                        queueKeys.size()));
-                newest.add(new Key(any.tenant(), any.queue(), null));
-                queueKeys = newest;
-            }
-            for (Key k : queueKeys) {
-                ArrayNode a = JsonNodeFactory.instance.arrayNode(3);
-                entries.add(a.add(k.tenant().toString()).add(k.queue()).add(k.partition()).toString());
-            }
-        }
-        return chunk(ownHead, entries, "]}");
-    }
-
-    /** Changed queues as payloads under the NOTIFY limit, after an empty key list (older receivers require it). */
-    List<String> configPayloads(List<QueueOf> queues) {
-        List<String> entries = new ArrayList<>();
-        for (QueueOf q : queues) {
-            ArrayNode a = JsonNodeFactory.instance.arrayNode(2);
-            entries.add(a.add(q.tenant().toString()).add(q.queue()).toString());
-        }
-        return chunk(ownHead + "],\"config\":[", entries, "]}");
-    }
-
-    /** {@code head + entries joined by commas + tail}, split into as few payloads under the limit as fit. */
-    private static List<String> chunk(String head, List<String> entries, String tail) {
-        int frame = utf8Length(head) + utf8Length(tail);
-        List<String> out = new ArrayList<>();
-        StringBuilder body = new StringBuilder();
-        int bodyBytes = 0;
-        for (String json : entries) {
-            int bytes = utf8Length(json);
-            if (frame + bytes > MAX_PAYLOAD_BYTES) {
-                LOG.warning("wake entry too long for NOTIFY (" + bytes + " bytes), other brokers will not hear of it: "
-                        + abbreviate(json));
-                continue;
-            }
-            int separator = body.isEmpty() ? 0 : 1;
-            if (frame + bodyBytes + separator + bytes > MAX_PAYLOAD_BYTES) {
-                out.add(head + body + tail);
-                body.setLength(0);
-                bodyBytes = 0;
-                separator = 0;
-            }
-            if (separator == 1) {
-                body.append(',');
-            }
-            body.append(json);
-            bodyBytes += separator + bytes;
-        }
-        if (!body.isEmpty()) {
-            out.add(head + body + tail);
-        }
-        return out;
-    }
-
-
-    private static String quote(String s) {
-        return JsonNodeFactory.instance.textNode(s).toString();
-    }
-
-    private static int utf8Length(String s) {
-        return s.getBytes(StandardCharsets.UTF_8).length;
-    }
-
     // ---- listener ----
 
     private void listenLoop() {
@@ -439,51 +342,17 @@ public final class PgWakeChannel implements AutoCloseable {
 
     /** Applies one payload from another broker; a malformed one is logged and skipped. */
     void deliver(String payload) {
-        if (payload != null && payload.startsWith(ownHead)) {
-            // Our own echo (the listener hears its sender): with acks releasing leases on a busy queue
-            // these come every tick, and parsing them only to drop them showed in profiles.
-            return;
+        switch (codec.decode(payload)) {
+            case WakeCodec.Own own -> {
+            }
+            case WakeCodec.Malformed bad -> LOG.warning("skipping malformed wake notification on " + where + ": "
+                    + bad.reason() + "; payload=" + WakeCodec.abbreviate(payload));
+            case WakeCodec.Notice notice -> {
+                received.incrementAndGet();
+                notice.changed().forEach(q -> onQueueChanged.accept(q.tenant(), q.queue()));
+                notice.keys().forEach(k -> hub.signal(k.tenant(), k.queue(), k.partition()));
+            }
         }
-        Map<QueueOf, List<String>> wakes = new HashMap<>();
-        List<QueueOf> changed = new ArrayList<>();
-        try {
-            JsonNode root = MAPPER.readTree(payload);
-            if (root == null || !root.path("from").isTextual() || !root.path("keys").isArray()) {
-                throw new IllegalArgumentException("expected {\"from\":...,\"keys\":[...]}");
-            }
-            if (brokerId.equals(root.get("from").asText())) {
-                return;
-            }
-            for (JsonNode key : root.get("keys")) {
-                if (!key.isArray() || key.size() != 3 || !key.get(0).isTextual() || !key.get(1).isTextual()) {
-                    throw new IllegalArgumentException("bad key " + key);
-                }
-                QueueOf queue = new QueueOf(UUID.fromString(key.get(0).asText()), key.get(1).asText());
-                JsonNode partition = key.get(2);
-                wakes.computeIfAbsent(queue, q -> new ArrayList<>()).add(partition.isNull() ? null : partition.asText());
-            }
-            for (JsonNode entry : root.path("config")) {
-                if (!entry.isArray() || entry.size() != 2 || !entry.get(0).isTextual() || !entry.get(1).isTextual()) {
-                    throw new IllegalArgumentException("bad config entry " + entry);
-                }
-                changed.add(new QueueOf(UUID.fromString(entry.get(0).asText()), entry.get(1).asText()));
-            }
-        } catch (Exception e) {
-            LOG.warning("skipping malformed wake notification on " + where + ": " + firstLine(e.getMessage())
-                    + "; payload=" + abbreviate(payload));
-            return;
-        }
-        received.incrementAndGet();
-        changed.forEach(q -> onQueueChanged.accept(q.tenant(), q.queue()));
-        wakes.forEach((queue, partitions) -> partitions.forEach(p -> hub.signal(queue.tenant(), queue.queue(), p)));
-    }
-
-    private static String firstLine(String s) {
-        return s == null ? "" : s.lines().findFirst().orElse("");
-    }
-
-    private static String abbreviate(String s) {
-        return s == null || s.length() <= 200 ? s : s.substring(0, 200) + "...";
     }
 
     // ---- shared ----
