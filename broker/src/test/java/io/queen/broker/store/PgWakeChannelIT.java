@@ -110,12 +110,14 @@ class PgWakeChannelIT {
         long sent = channelA.notificationsSent();
         long unsent = channelA.ticksUnsentAlone();
         for (int i = 0; i < 20; i++) {
+            long ticks = channelA.ticksUnsentAlone();
             channelA.published(TENANT, "solo", "p" + i);
-            Thread.sleep(10);
+            // One publish per tick: each is followed by a tick that found nobody to tell.
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(2))
+                    .until(() -> channelA.ticksUnsentAlone() > ticks);
         }
-        Thread.sleep(100);
         assertEquals(sent, channelA.notificationsSent(), "NOTIFYs sent with no other broker listening");
-        assertTrue(channelA.ticksUnsentAlone() > unsent);
+        assertTrue(channelA.ticksUnsentAlone() >= unsent + 20, "ticks unsent: " + (channelA.ticksUnsentAlone() - unsent));
 
         WakeHub hubC = new WakeHub();
         try (PgWakeChannel channelC = new PgWakeChannel(db, hubC, "broker-c")) {
@@ -151,7 +153,10 @@ class PgWakeChannelIT {
         heard.add(onB.poll(5, TimeUnit.SECONDS));
         heard.add(onB.poll(5, TimeUnit.SECONDS));
         assertEquals(java.util.Set.of(TENANT + "/orders", TENANT + "/é-queue"), java.util.Set.copyOf(heard));
-        Thread.sleep(100);
+        // PostgreSQL delivers notifications in commit order, so A's listener has had its own echo
+        // (committed before B heard it) by the time it hears B's NOTIFY sent after that.
+        channelB.published(TENANT, "after-the-echo", "p");
+        await().atMost(Duration.ofSeconds(5)).until(() -> channelA.notificationsReceived() >= 1);
         assertTrue(onA.isEmpty(), "a broker does not act on its own announcements");
     }
 
@@ -218,6 +223,21 @@ class PgWakeChannelIT {
                 + "\",\"leaseId\":\"" + pop.get("leaseId").asText() + "\"}]}");
     }
 
+    /**
+     * Returns once B's listener has applied everything the broker behind {@code http} published
+     * before this call. Two pushes, each awaited on B: PostgreSQL delivers notifications in commit
+     * order and B's listener applies them one at a time, so when the second push's mark is in B's
+     * ring the payload that carried the first (and whatever shared it) has been applied whole.
+     */
+    private void awaitEverythingPublishedSoFarOnB(HttpProbe http) {
+        var markers = hubB.hotList().ring(Tenants.DEFAULT, "marker", Tenants.QUEUE_MODE);
+        for (String partition : List.of("m1", "m2")) {
+            int before = markers.size();
+            assertEquals(201, http.push("marker", partition, "1").status());
+            await().atMost(Duration.ofSeconds(5)).until(() -> markers.size() > before);
+        }
+    }
+
     @Test
     void anAckReleasingALeaseWithMessagesBehindItMarksAPeersRing() throws Exception {
         try (Broker broker = BrokerFixture.start(db, Map.of())) {
@@ -235,7 +255,7 @@ class PgWakeChannelIT {
             JsonNode second = http.get("/api/v1/pop/queue/released?batch=1").json();
             assertEquals(200, ackFirstMessage(http, second).status());
             long sent = channelB.notificationsReceived();
-            Thread.sleep(300);
+            awaitEverythingPublishedSoFarOnB(http);
             assertEquals(0, ringOnB.size(), "a drained partition is not marked (" + (channelB.notificationsReceived()
                     - sent) + " notifications after the last ack)");
         }
