@@ -566,9 +566,9 @@ public final class PopService {
         }
 
         void tryPartition(Connection c, String queue, UUID partitionId, String partitionName) throws SQLException {
-            List<LogStore.ClaimedSegment> segments = LogStore.pop(c, partitionId, request.consumerGroup(), remaining,
-                    request.leaseSeconds(), leaseId, request.autoAck(), request.subscriptionMode(),
-                    request.subscriptionFrom(), conflating);
+            List<LogStore.ClaimedSegment> segments = LogStore.pop(c, new LogStore.PopQuery(partitionId,
+                    request.consumerGroup(), remaining, request.leaseSeconds(), leaseId, request.autoAck(),
+                    request.subscriptionMode(), request.subscriptionFrom(), conflating));
             if (segments.isEmpty()) {
                 return;
             }
