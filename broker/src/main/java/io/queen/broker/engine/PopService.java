@@ -182,23 +182,11 @@ public final class PopService {
     private final PayloadCipher cipher;
     private final WakeHub wake;
     private final PopAutopilot autopilot;
-    /** Each (queue, group)'s conflation policy as last read, by "queueId/group". */
-    private final Map<String, GroupPolicy> policies = new ConcurrentHashMap<>();
+    private final PopPolicies policies = new PopPolicies();
     /** Each queue's minPopWaitTime as last read, so queues without it (the default) cost no query. */
     private final Map<UUID, FillSetting> fillSettings = new ConcurrentHashMap<>();
 
     private record FillSetting(int minPopWaitMs, long readAtNanos) {
-        boolean fresh() {
-            return System.nanoTime() - readAtNanos < QueueCatalog.TTL_NANOS;
-        }
-    }
-
-    /**
-     * A group's stored policy on a queue. Re-read after the catalog's TTL, so a group deleted and
-     * registered again with another policy (on any broker) is seen within seconds, and registered
-     * again here if this broker's pops are the first to come back.
-     */
-    private record GroupPolicy(boolean registered, boolean conflation, long readAtNanos) {
         boolean fresh() {
             return System.nanoTime() - readAtNanos < QueueCatalog.TTL_NANOS;
         }
@@ -215,7 +203,7 @@ public final class PopService {
 
     /** Forgets that the group registered on the queue, so its next pop registers it again (after a group delete). */
     public void forgetGroup(UUID queueId, String group) {
-        policies.remove(policyKey(queueId, group));
+        policies.forget(queueId, group);
     }
 
     public Result pop(Request r) throws SQLException, InterruptedException {
@@ -295,8 +283,7 @@ public final class PopService {
         if (q == null) {
             return; // Not resolved yet on this broker: the attempt resolves it; later rounds can hold.
         }
-        GroupPolicy policy = policies.get(policyKey(q.queueId(), r.consumerGroup()));
-        if (policy != null && policy.conflation()) {
+        if (policies.lastSeenConflating(q.queueId(), r.consumerGroup())) {
             return; // One message per partition: a fuller batch is not what it waits for.
         }
         FillSetting known = fillSettings.get(q.queueId());
@@ -347,7 +334,7 @@ public final class PopService {
             c.setAutoCommit(true);
             if (r.queue() == null) {
                 for (LogStore.QueueRef q : LogStore.queuesMatching(c, r.tenant(), r.namespace(), r.task())) {
-                    claim.policy(registeredPolicy(c, r, q.id()));
+                    claim.policy(policies.registered(c, r, q.id()));
                     claimFromScan(c, r, q.id(), q.name(), claim, null);
                     if (claim.done()) {
                         break;
@@ -356,13 +343,13 @@ public final class PopService {
             } else {
                 LogStore.Provisioned q = catalog.resolveQueue(c, r.tenant(), r.queue());
                 if (r.partition() != null) {
-                    claim.policy(pinnedPolicy(c, r, q.queueId()));
+                    claim.policy(policies.pinned(c, r, q.queueId()));
                     UUID pid = LogStore.partitionId(c, q.queueId(), r.partition());
                     if (pid != null) {
                         claim.tryPartition(c, r.queue(), pid, r.partition());
                     }
                 } else {
-                    claim.policy(registeredPolicy(c, r, q.queueId()));
+                    claim.policy(policies.registered(c, r, q.queueId()));
                     claimQueue(c, r, q.queueId(), ring, claim);
                 }
             }
@@ -370,59 +357,6 @@ public final class PopService {
         // A discovery pop spans queues: the top-level queue is "", as the reference broker answers
         // (its 1.x renderer leaves it empty; the per-message partitionId is what an ack needs).
         return claim.result(r.queue() == null ? "" : r.queue());
-    }
-
-    /**
-     * Registers the group on the queue when this broker has not lately (queue-level and discovery
-     * pops), with the conflation the pop asks for; returns the policy the group has.
-     */
-    private boolean registeredPolicy(Connection c, Request r, UUID queueId) throws SQLException {
-        if (Tenants.QUEUE_MODE.equals(r.consumerGroup())) {
-            return false; // Queue mode has no group to hold a policy; the route refuses conflation for it.
-        }
-        String key = policyKey(queueId, r.consumerGroup());
-        GroupPolicy known = policies.get(key);
-        if (known != null && known.registered() && known.fresh()) {
-            return known.conflation();
-        }
-        boolean stored = LogStore.registerGroup(c, r.tenant(), queueId, r.consumerGroup(), r.subscriptionMode(),
-                r.subscriptionFrom(), Boolean.TRUE.equals(r.conflation()));
-        remember(key, new GroupPolicy(true, stored, System.nanoTime()));
-        return stored;
-    }
-
-    /**
-     * The policy for a pop of one named partition. Such pops do not register a group (the
-     * reference's rule), except to conflate: a conflating group must be on record so that its
-     * other consumers are served the same way.
-     */
-    private boolean pinnedPolicy(Connection c, Request r, UUID queueId) throws SQLException {
-        if (Tenants.QUEUE_MODE.equals(r.consumerGroup())) {
-            return false;
-        }
-        if (Boolean.TRUE.equals(r.conflation())) {
-            return registeredPolicy(c, r, queueId);
-        }
-        String key = policyKey(queueId, r.consumerGroup());
-        GroupPolicy known = policies.get(key);
-        if (known != null && known.fresh()) {
-            return known.conflation();
-        }
-        Boolean stored = LogStore.groupPolicy(c, queueId, r.consumerGroup());
-        boolean conflation = Boolean.TRUE.equals(stored);
-        remember(key, new GroupPolicy(stored != null, conflation, System.nanoTime()));
-        return conflation;
-    }
-
-    private static String policyKey(UUID queueId, String group) {
-        return queueId + "/" + group;
-    }
-
-    private void remember(String key, GroupPolicy policy) {
-        if (policies.size() >= 100_000) {
-            policies.clear(); // Bounds memory with unbounded queue and group counts; entries are re-read cheaply.
-        }
-        policies.put(key, policy);
     }
 
     /**
