@@ -15,9 +15,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The three pop routes. A queue-level pop registers the group on first contact, takes partitions
@@ -183,14 +181,7 @@ public final class PopService {
     private final WakeHub wake;
     private final PopAutopilot autopilot;
     private final PopPolicies policies = new PopPolicies();
-    /** Each queue's minPopWaitTime as last read, so queues without it (the default) cost no query. */
-    private final Map<UUID, FillSetting> fillSettings = new ConcurrentHashMap<>();
-
-    private record FillSetting(int minPopWaitMs, long readAtNanos) {
-        boolean fresh() {
-            return System.nanoTime() - readAtNanos < QueueCatalog.TTL_NANOS;
-        }
-    }
+    private final PopFillHold fillHold;
 
     public PopService(Database database, QueueCatalog catalog, PayloadCipher cipher, WakeHub wake,
                       PopAutopilot autopilot) {
@@ -199,6 +190,7 @@ public final class PopService {
         this.cipher = cipher;
         this.wake = wake;
         this.autopilot = autopilot;
+        this.fillHold = new PopFillHold(database, catalog, wake, policies);
     }
 
     /** Forgets that the group registered on the queue, so its next pop registers it again (after a group delete). */
@@ -239,7 +231,7 @@ public final class PopService {
             }
             Request r = plan == null ? asked : asked.sized(plan);
             if (queueLevel) {
-                holdForFullBatch(r, deadline);
+                fillHold.hold(r, deadline);
             }
             Result result = attempt(r, ring);
             if (!result.isEmpty() || !r.waitForMessages() || wake.closed()) {
@@ -265,65 +257,6 @@ public final class PopService {
                 throw new InterruptedException("pop interrupted");
             }
         }
-    }
-
-    /**
-     * The queue's minPopWaitTime (the reference broker's semantics): a queue-level long-poll for
-     * more than one message that finds the queue non-empty but short of its batch waits, up to
-     * that many ms and never past its own deadline, for the batch to fill, then claims once, so
-     * one claim carries more messages. It waits before claiming, holding no lease and no
-     * connection, and stops early on the first commit that fills the batch. An empty queue is
-     * the long-poll's business, and a pop that does not wait is never held.
-     */
-    private void holdForFullBatch(Request r, long deadline) throws SQLException, InterruptedException {
-        if (!r.waitForMessages() || r.batch() <= 1 || wake.closed() || Boolean.TRUE.equals(r.conflation())) {
-            return;
-        }
-        LogStore.Provisioned q = catalog.cached(r.tenant(), r.queue(), null);
-        if (q == null) {
-            return; // Not resolved yet on this broker: the attempt resolves it; later rounds can hold.
-        }
-        if (policies.lastSeenConflating(q.queueId(), r.consumerGroup())) {
-            return; // One message per partition: a fuller batch is not what it waits for.
-        }
-        FillSetting known = fillSettings.get(q.queueId());
-        if (known != null && known.fresh() && known.minPopWaitMs() <= 0) {
-            return;
-        }
-        long seen = wake.version(r.tenant(), r.queue());
-        LogStore.Fill fill = fill(q.queueId(), r);
-        if (fill.minPopWaitMs() <= 0 || fill.claimable() == 0 || fill.claimable() >= r.batch()) {
-            return;
-        }
-        long end = Math.min(deadline, System.nanoTime() + fill.minPopWaitMs() * 1_000_000L);
-        while (true) {
-            long leftMs = (end - System.nanoTime()) / 1_000_000L;
-            if (leftMs <= 0 || wake.closed()) {
-                return;
-            }
-            wake.awaitChange(r.tenant(), r.queue(), seen, leftMs);
-            if (Thread.interrupted()) {
-                throw new InterruptedException("pop interrupted");
-            }
-            seen = wake.version(r.tenant(), r.queue());
-            fill = fill(q.queueId(), r);
-            if (fill.claimable() == 0 || fill.claimable() >= r.batch()) {
-                return; // Full, or taken by another consumer meanwhile.
-            }
-        }
-    }
-
-    private LogStore.Fill fill(UUID queueId, Request r) throws SQLException {
-        LogStore.Fill fill;
-        try (Connection c = database.connection()) {
-            c.setAutoCommit(true);
-            fill = LogStore.fill(c, queueId, r.consumerGroup(), r.batch());
-        }
-        if (fillSettings.size() >= 100_000) {
-            fillSettings.clear(); // Rare and cheap to refill; bounds memory with unbounded queue counts.
-        }
-        fillSettings.put(queueId, new FillSetting(fill.minPopWaitMs(), System.nanoTime()));
-        return fill;
     }
 
     /** @param ring the hot list of a queue-level pop, else null */
