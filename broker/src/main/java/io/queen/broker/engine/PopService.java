@@ -1,19 +1,14 @@
 package io.queen.broker.engine;
 
-import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.PayloadCipher;
-import io.queen.broker.engine.segment.SegmentCodec;
-import io.queen.broker.engine.segment.UuidV7;
 import io.queen.broker.engine.wake.HotList;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.LogStore;
-import io.queen.broker.store.SqlStates;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
@@ -25,6 +20,11 @@ import java.util.UUID;
  * ({@code log_pop_v1}) that never waits on a lock. A long-poll parks on the in-process wake hub
  * (no connection held) between attempts; commits here or on a peer broker wake one parked pop per
  * group, and it re-checks at most once a second otherwise.
+ *
+ * <p>This class is the use case: the routes, autopilot's sizing and the long-poll loop. Beside it,
+ * {@link PopPolicies} knows each group's registration and conflation policy, {@link PopFillHold}
+ * waits for a batch to fill (minPopWaitTime), {@link PopQueueWalk} chooses a queue's partitions
+ * (hot list, then candidate scan) and {@link PopClaim} claims them for one call.
  *
  * <p>Conflation (broker/DESIGN.md, Pop path) is a policy of the group on a queue, fixed by the pop that registers the
  * group: such a group is served one message per partition, the newest, whose ack retires the
@@ -182,6 +182,7 @@ public final class PopService {
     private final PopAutopilot autopilot;
     private final PopPolicies policies = new PopPolicies();
     private final PopFillHold fillHold;
+    private final PopQueueWalk walk;
 
     public PopService(Database database, QueueCatalog catalog, PayloadCipher cipher, WakeHub wake,
                       PopAutopilot autopilot) {
@@ -191,6 +192,7 @@ public final class PopService {
         this.wake = wake;
         this.autopilot = autopilot;
         this.fillHold = new PopFillHold(database, catalog, wake, policies);
+        this.walk = new PopQueueWalk(catalog, wake);
     }
 
     /** Forgets that the group registered on the queue, so its next pop registers it again (after a group delete). */
@@ -261,14 +263,13 @@ public final class PopService {
 
     /** @param ring the hot list of a queue-level pop, else null */
     private Result attempt(Request r, HotList.Ring ring) throws SQLException {
-        String leaseId = r.autoAck() ? "" : UuidV7.next().toString();
-        Claim claim = new Claim(r, leaseId);
+        PopClaim claim = new PopClaim(r, cipher);
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
             if (r.queue() == null) {
                 for (LogStore.QueueRef q : LogStore.queuesMatching(c, r.tenant(), r.namespace(), r.task())) {
                     claim.policy(policies.registered(c, r, q.id()));
-                    claimFromScan(c, r, q.id(), q.name(), claim, null);
+                    walk.claimFromScan(c, r, q.id(), q.name(), claim, null);
                     if (claim.done()) {
                         break;
                     }
@@ -283,180 +284,12 @@ public final class PopService {
                     }
                 } else {
                     claim.policy(policies.registered(c, r, q.queueId()));
-                    claimQueue(c, r, q.queueId(), ring, claim);
+                    walk.claimQueue(c, r, q.queueId(), ring, claim);
                 }
             }
         }
         // A discovery pop spans queues: the top-level queue is "", as the reference broker answers
         // (its 1.x renderer leaves it empty; the per-message partitionId is what an ack needs).
         return claim.result(r.queue() == null ? "" : r.queue());
-    }
-
-    /**
-     * A queue-level pop: the hot list's marked partitions first (oldest mark first, a few at a time),
-     * then the database scan when the ring cannot be trusted to be complete. A pop that answers at
-     * once (no wait) always scans before answering empty, so its answer is exact; a long-poll scans
-     * when the ring is dirty or its last scan was cut at the limit, and otherwise lets one scan per
-     * ring and second stand for all of the ring's pops (the idle re-check). Only one long-poll scans
-     * a ring at a time; the others park and are woken for what it leaves in the ring.
-     */
-    private void claimQueue(Connection c, Request r, UUID queueId, HotList.Ring ring, Claim claim) throws SQLException {
-        int cap = claim.cap();
-        int checkout = (int) Math.max(2, Math.min((long) cap * 2, 64));
-        while (!claim.done()) {
-            List<String> marked = ring.take(checkout);
-            if (marked.isEmpty()) {
-                break;
-            }
-            for (int i = 0; i < marked.size(); i++) {
-                if (claim.done()) {
-                    marked.subList(i, marked.size()).forEach(ring::add);
-                    break;
-                }
-                String name = marked.get(i);
-                try {
-                    UUID pid = markedPartitionId(c, r, queueId, name);
-                    if (pid != null && claim.tryMarked(c, r.queue(), pid, name) && r.autoAck() && claim.remaining <= 0) {
-                        ring.add(name); // No lease holds it back: what the budget left is claimable now.
-                    }
-                } catch (SQLException | RuntimeException e) {
-                    marked.subList(i, marked.size()).forEach(ring::add); // untried: still believed pending
-                    throw e;
-                }
-            }
-        }
-        if (claim.done() || (claim.claimed > 0 && r.waitForMessages())) {
-            return;
-        }
-        boolean mustScan = !r.waitForMessages() || ring.needsScan()
-                || ring.sinceLastScanNanos() >= IDLE_RECHECK_MS * 1_000_000L;
-        if (!mustScan) {
-            return;
-        }
-        boolean owns = ring.beginScan();
-        if (!owns && r.waitForMessages()) {
-            return; // Another pop is scanning this ring; it leaves what it finds in the ring and wakes us.
-        }
-        long epoch = ring.scanEpoch();
-        try {
-            List<String> unclaimed = new ArrayList<>();
-            boolean full = claimFromScan(c, r, queueId, r.queue(), claim, unclaimed);
-            ring.endScan(epoch, unclaimed, full, owns);
-            if (!unclaimed.isEmpty()) {
-                wake.wakeGroup(r.tenant(), r.queue(), r.consumerGroup());
-            }
-        } catch (SQLException | RuntimeException e) {
-            ring.abortScan(owns);
-            throw e;
-        }
-    }
-
-    /** The id of a marked partition: from the catalog when this broker pushed to it lately, else looked up. */
-    private UUID markedPartitionId(Connection c, Request r, UUID queueId, String name) throws SQLException {
-        LogStore.Provisioned cached = catalog.cached(r.tenant(), r.queue(), name);
-        return cached != null ? cached.partitionId() : LogStore.partitionId(c, queueId, name);
-    }
-
-    /**
-     * Scans the queue's candidates (pending, lease-free, random order) and claims them in turn.
-     * Candidates not tried go to {@code unclaimed} (when given); returns whether the scan was cut at
-     * its limit.
-     */
-    private boolean claimFromScan(Connection c, Request r, UUID queueId, String queueName, Claim claim,
-                                  List<String> unclaimed) throws SQLException {
-        int cap = claim.cap();
-        int limit = cap >= 128 ? 512 : Math.max(64, Math.min(cap * 4, 512));
-        List<LogStore.Candidate> candidates = LogStore.candidates(c, queueId, r.consumerGroup(), limit);
-        for (int i = 0; i < candidates.size(); i++) {
-            LogStore.Candidate cand = candidates.get(i);
-            if (claim.done()) {
-                if (unclaimed != null) {
-                    candidates.subList(i, candidates.size()).forEach(x -> unclaimed.add(x.partitionName()));
-                }
-                break;
-            }
-            claim.tryPartition(c, queueName, cand.partitionId(), cand.partitionName());
-        }
-        return candidates.size() >= limit;
-    }
-
-    /** The state of one pop call across partitions: budget left, partitions that yielded, messages. */
-    private final class Claim {
-        private final Request request;
-        private final String leaseId;
-        private final List<Message> messages = new ArrayList<>();
-        private int remaining;
-        private int claimed;
-        private String firstPartition;
-        private UUID firstPartitionId;
-        /** The policy of the queue being claimed from, and whether any queue of this call conflated or disagreed. */
-        private boolean conflating;
-        private boolean anyConflating;
-        private boolean conflict;
-
-        Claim(Request request, String leaseId) {
-            this.request = request;
-            this.leaseId = leaseId;
-            this.remaining = Math.max(request.batch(), 1);
-        }
-
-        /** The group's policy on the queue claimed from next. */
-        void policy(boolean conflation) {
-            conflating = conflation;
-            anyConflating |= conflation;
-            conflict |= request.conflation() != null && request.conflation() != conflation;
-        }
-
-        int cap() {
-            return request.partitionCap(anyConflating);
-        }
-
-        boolean done() {
-            return remaining <= 0 || claimed >= cap();
-        }
-
-        /**
-         * A claim on a partition taken from the hot list, which may have been deleted since it was
-         * marked: that reads as nothing to claim. Returns whether it yielded messages.
-         */
-        boolean tryMarked(Connection c, String queue, UUID partitionId, String partitionName) throws SQLException {
-            int before = claimed;
-            try {
-                tryPartition(c, queue, partitionId, partitionName);
-            } catch (SQLException e) {
-                if (!SqlStates.isRowGone(e)) {
-                    throw e;
-                }
-                catalog.evict(request.tenant(), queue);
-            }
-            return claimed > before;
-        }
-
-        void tryPartition(Connection c, String queue, UUID partitionId, String partitionName) throws SQLException {
-            List<LogStore.ClaimedSegment> segments = LogStore.pop(c, new LogStore.PopQuery(partitionId,
-                    request.consumerGroup(), remaining, request.leaseSeconds(), leaseId, request.autoAck(),
-                    request.subscriptionMode(), request.subscriptionFrom(), conflating));
-            if (segments.isEmpty()) {
-                return;
-            }
-            for (LogStore.ClaimedSegment s : segments) {
-                for (Frame f : SegmentCodec.decode(s.blob(), s.startOff(), s.take())) {
-                    byte[] data = cipher.payloadOf(f);
-                    messages.add(new Message(f.messageId(), f.transactionId(), f.traceId(), data, f.producerSub(),
-                            s.createdAt(), partitionId, partitionName, queue, s.attempt()));
-                }
-                remaining -= s.take();
-            }
-            if (claimed == 0) {
-                firstPartition = partitionName;
-                firstPartitionId = partitionId;
-            }
-            claimed++;
-        }
-
-        Result result(String queue) {
-            return new Result(queue, firstPartition, firstPartitionId, leaseId, request.consumerGroup(),
-                    List.copyOf(messages), claimed, anyConflating, conflict, null);
-        }
     }
 }
