@@ -6,9 +6,7 @@ import io.queen.broker.store.LogStore;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The queue's minPopWaitTime (the reference broker's semantics; broker/DESIGN.md, Pop path): a
@@ -19,21 +17,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * long-poll's business, and a pop that does not wait is never held.
  */
 final class PopFillHold {
-    /** Bounds memory with unbounded queue counts; entries are rare and cheap to refill. */
-    private static final int MAX_ENTRIES = 100_000;
-
     private final Database database;
     private final QueueCatalog catalog;
     private final WakeHub wake;
     private final PopPolicies policies;
     /** Each queue's minPopWaitTime as last read, so queues without it (the default) cost no query. */
-    private final Map<UUID, Setting> settings = new ConcurrentHashMap<>();
-
-    private record Setting(int minPopWaitMs, long readAtNanos) {
-        boolean fresh() {
-            return System.nanoTime() - readAtNanos < QueueCatalog.TTL_NANOS;
-        }
-    }
+    private final TtlCache<UUID, Integer> minPopWaitMs = new TtlCache<>();
 
     PopFillHold(Database database, QueueCatalog catalog, WakeHub wake, PopPolicies policies) {
         this.database = database;
@@ -58,8 +47,8 @@ final class PopFillHold {
         if (policies.lastSeenConflating(q.queueId(), r.consumerGroup())) {
             return; // One message per partition: a fuller batch is not what it waits for.
         }
-        Setting known = settings.get(q.queueId());
-        if (known != null && known.fresh() && known.minPopWaitMs() <= 0) {
+        Integer known = minPopWaitMs.fresh(q.queueId());
+        if (known != null && known <= 0) {
             return;
         }
         long seen = wake.version(r.tenant(), r.queue());
@@ -91,10 +80,7 @@ final class PopFillHold {
             c.setAutoCommit(true);
             fill = LogStore.fill(c, queueId, r.consumerGroup(), r.batch());
         }
-        if (settings.size() >= MAX_ENTRIES) {
-            settings.clear();
-        }
-        settings.put(queueId, new Setting(fill.minPopWaitMs(), System.nanoTime()));
+        minPopWaitMs.put(queueId, fill.minPopWaitMs());
         return fill;
     }
 }

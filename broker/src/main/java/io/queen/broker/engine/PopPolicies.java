@@ -4,9 +4,7 @@ import io.queen.broker.store.LogStore;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Each (queue, group)'s conflation policy as last read, and the registration of a group on first
@@ -14,16 +12,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * seen within seconds, and registered again here if this broker's pops are the first to come back.
  */
 final class PopPolicies {
-    /** Bounds memory with unbounded queue and group counts; entries are re-read cheaply. */
-    private static final int MAX_ENTRIES = 100_000;
-
     /** By "queueId/group". */
-    private final Map<String, Policy> policies = new ConcurrentHashMap<>();
+    private final TtlCache<String, Policy> policies = new TtlCache<>();
 
-    private record Policy(boolean registered, boolean conflation, long readAtNanos) {
-        boolean fresh() {
-            return System.nanoTime() - readAtNanos < QueueCatalog.TTL_NANOS;
-        }
+    private record Policy(boolean registered, boolean conflation) {
     }
 
     /** Forgets that the group registered on the queue, so its next pop registers it again. */
@@ -36,7 +28,7 @@ final class PopPolicies {
      * read. Asks the database nothing.
      */
     boolean lastSeenConflating(UUID queueId, String group) {
-        Policy known = policies.get(key(queueId, group));
+        Policy known = policies.lastRead(key(queueId, group));
         return known != null && known.conflation();
     }
 
@@ -49,13 +41,13 @@ final class PopPolicies {
             return false; // Queue mode has no group to hold a policy; the route refuses conflation for it.
         }
         String key = key(queueId, r.consumerGroup());
-        Policy known = policies.get(key);
-        if (known != null && known.registered() && known.fresh()) {
+        Policy known = policies.fresh(key);
+        if (known != null && known.registered()) {
             return known.conflation();
         }
         boolean stored = LogStore.registerGroup(c, r.tenant(), queueId, r.consumerGroup(), r.subscriptionMode(),
                 r.subscriptionFrom(), Boolean.TRUE.equals(r.conflation()));
-        remember(key, new Policy(true, stored, System.nanoTime()));
+        policies.put(key, new Policy(true, stored));
         return stored;
     }
 
@@ -72,24 +64,17 @@ final class PopPolicies {
             return registered(c, r, queueId);
         }
         String key = key(queueId, r.consumerGroup());
-        Policy known = policies.get(key);
-        if (known != null && known.fresh()) {
+        Policy known = policies.fresh(key);
+        if (known != null) {
             return known.conflation();
         }
         Boolean stored = LogStore.groupPolicy(c, queueId, r.consumerGroup());
         boolean conflation = Boolean.TRUE.equals(stored);
-        remember(key, new Policy(stored != null, conflation, System.nanoTime()));
+        policies.put(key, new Policy(stored != null, conflation));
         return conflation;
     }
 
     private static String key(UUID queueId, String group) {
         return queueId + "/" + group;
-    }
-
-    private void remember(String key, Policy policy) {
-        if (policies.size() >= MAX_ENTRIES) {
-            policies.clear();
-        }
-        policies.put(key, policy);
     }
 }
