@@ -5,6 +5,7 @@ import io.queen.broker.config.EngineSettings.AutopilotMode;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -39,9 +40,10 @@ public final class PopAutopilot {
     private final AutopilotMode mode;
     private final int batch;
     private final long shadowReportNanos;
+    private final LongSupplier nanoClock;
     private final Map<String, Lane> lanes = new ConcurrentHashMap<>();
     private final AtomicLong shadowDecisions = new AtomicLong();
-    private final AtomicLong lastShadowReport = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
+    private final AtomicLong lastShadowReport;
 
     private static final class Lane {
         int live;
@@ -55,14 +57,19 @@ public final class PopAutopilot {
      * @param batch the batch given to a pop that delegated it
      */
     public PopAutopilot(AutopilotMode mode, int batch) {
-        this(mode, batch, SHADOW_REPORT_NANOS);
+        this(mode, batch, SHADOW_REPORT_NANOS, System::nanoTime);
     }
 
-    /** @param shadowReportNanos the shortest gap between two shadow log lines */
-    PopAutopilot(AutopilotMode mode, int batch, long shadowReportNanos) {
+    /**
+     * @param shadowReportNanos the shortest gap between two shadow log lines
+     * @param nanoClock         the time in {@link System#nanoTime} units, for idle lanes and the shadow window
+     */
+    PopAutopilot(AutopilotMode mode, int batch, long shadowReportNanos, LongSupplier nanoClock) {
         this.mode = mode;
         this.batch = batch;
         this.shadowReportNanos = shadowReportNanos;
+        this.nanoClock = nanoClock;
+        this.lastShadowReport = new AtomicLong(nanoClock.getAsLong() - Long.MAX_VALUE / 2);
     }
 
     /** Whether pops that ask for autopilot get a lane (on and shadow). */
@@ -84,7 +91,7 @@ public final class PopAutopilot {
      */
     public boolean reportShadow(String lane, Plan would, int claimsPartitions, int claimsBatch) {
         long decisions = shadowDecisions.incrementAndGet();
-        long now = System.nanoTime();
+        long now = nanoClock.getAsLong();
         long last = lastShadowReport.get();
         if (now - last < shadowReportNanos || !lastShadowReport.compareAndSet(last, now)) {
             return false;
@@ -142,7 +149,7 @@ public final class PopAutopilot {
         }
         Lane l = lanes.computeIfAbsent(lane, k -> new Lane());
         synchronized (l) {
-            long now = System.nanoTime();
+            long now = nanoClock.getAsLong();
             if (l.ready < 0 || now - l.lastPlanNanos > IDLE_NANOS) {
                 l.ready = readyNow;
                 l.width = 1;

@@ -1,23 +1,16 @@
 package io.queen.broker.engine;
 
-import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.PayloadCipher;
-import io.queen.broker.engine.segment.SegmentCodec;
-import io.queen.broker.engine.segment.UuidV7;
 import io.queen.broker.engine.wake.HotList;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.LogStore;
-import io.queen.broker.store.SqlStates;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The three pop routes. A queue-level pop registers the group on first contact, takes partitions
@@ -27,6 +20,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * ({@code log_pop_v1}) that never waits on a lock. A long-poll parks on the in-process wake hub
  * (no connection held) between attempts; commits here or on a peer broker wake one parked pop per
  * group, and it re-checks at most once a second otherwise.
+ *
+ * <p>This class is the use case: the routes, autopilot's sizing and the long-poll loop. Beside it,
+ * {@link PopPolicies} knows each group's registration and conflation policy, {@link PopFillHold}
+ * waits for a batch to fill (minPopWaitTime), {@link PopQueueWalk} chooses a queue's partitions
+ * (hot list, then candidate scan) and {@link PopClaim} claims them for one call.
  *
  * <p>Conflation (broker/DESIGN.md, Pop path) is a policy of the group on a queue, fixed by the pop that registers the
  * group: such a group is served one message per partition, the newest, whose ack retires the
@@ -182,27 +180,9 @@ public final class PopService {
     private final PayloadCipher cipher;
     private final WakeHub wake;
     private final PopAutopilot autopilot;
-    /** Each (queue, group)'s conflation policy as last read, by "queueId/group". */
-    private final Map<String, GroupPolicy> policies = new ConcurrentHashMap<>();
-    /** Each queue's minPopWaitTime as last read, so queues without it (the default) cost no query. */
-    private final Map<UUID, FillSetting> fillSettings = new ConcurrentHashMap<>();
-
-    private record FillSetting(int minPopWaitMs, long readAtNanos) {
-        boolean fresh() {
-            return System.nanoTime() - readAtNanos < QueueCatalog.TTL_NANOS;
-        }
-    }
-
-    /**
-     * A group's stored policy on a queue. Re-read after the catalog's TTL, so a group deleted and
-     * registered again with another policy (on any broker) is seen within seconds, and registered
-     * again here if this broker's pops are the first to come back.
-     */
-    private record GroupPolicy(boolean registered, boolean conflation, long readAtNanos) {
-        boolean fresh() {
-            return System.nanoTime() - readAtNanos < QueueCatalog.TTL_NANOS;
-        }
-    }
+    private final PopPolicies policies = new PopPolicies();
+    private final PopFillHold fillHold;
+    private final PopQueueWalk walk;
 
     public PopService(Database database, QueueCatalog catalog, PayloadCipher cipher, WakeHub wake,
                       PopAutopilot autopilot) {
@@ -211,11 +191,13 @@ public final class PopService {
         this.cipher = cipher;
         this.wake = wake;
         this.autopilot = autopilot;
+        this.fillHold = new PopFillHold(database, catalog, wake, policies);
+        this.walk = new PopQueueWalk(catalog, wake);
     }
 
     /** Forgets that the group registered on the queue, so its next pop registers it again (after a group delete). */
     public void forgetGroup(UUID queueId, String group) {
-        policies.remove(policyKey(queueId, group));
+        policies.forget(queueId, group);
     }
 
     public Result pop(Request r) throws SQLException, InterruptedException {
@@ -251,7 +233,7 @@ public final class PopService {
             }
             Request r = plan == null ? asked : asked.sized(plan);
             if (queueLevel) {
-                holdForFullBatch(r, deadline);
+                fillHold.hold(r, deadline);
             }
             Result result = attempt(r, ring);
             if (!result.isEmpty() || !r.waitForMessages() || wake.closed()) {
@@ -279,76 +261,15 @@ public final class PopService {
         }
     }
 
-    /**
-     * The queue's minPopWaitTime (the reference broker's semantics): a queue-level long-poll for
-     * more than one message that finds the queue non-empty but short of its batch waits, up to
-     * that many ms and never past its own deadline, for the batch to fill, then claims once, so
-     * one claim carries more messages. It waits before claiming, holding no lease and no
-     * connection, and stops early on the first commit that fills the batch. An empty queue is
-     * the long-poll's business, and a pop that does not wait is never held.
-     */
-    private void holdForFullBatch(Request r, long deadline) throws SQLException, InterruptedException {
-        if (!r.waitForMessages() || r.batch() <= 1 || wake.closed() || Boolean.TRUE.equals(r.conflation())) {
-            return;
-        }
-        LogStore.Provisioned q = catalog.cached(r.tenant(), r.queue(), null);
-        if (q == null) {
-            return; // Not resolved yet on this broker: the attempt resolves it; later rounds can hold.
-        }
-        GroupPolicy policy = policies.get(policyKey(q.queueId(), r.consumerGroup()));
-        if (policy != null && policy.conflation()) {
-            return; // One message per partition: a fuller batch is not what it waits for.
-        }
-        FillSetting known = fillSettings.get(q.queueId());
-        if (known != null && known.fresh() && known.minPopWaitMs() <= 0) {
-            return;
-        }
-        long seen = wake.version(r.tenant(), r.queue());
-        LogStore.Fill fill = fill(q.queueId(), r);
-        if (fill.minPopWaitMs() <= 0 || fill.claimable() == 0 || fill.claimable() >= r.batch()) {
-            return;
-        }
-        long end = Math.min(deadline, System.nanoTime() + fill.minPopWaitMs() * 1_000_000L);
-        while (true) {
-            long leftMs = (end - System.nanoTime()) / 1_000_000L;
-            if (leftMs <= 0 || wake.closed()) {
-                return;
-            }
-            wake.awaitChange(r.tenant(), r.queue(), seen, leftMs);
-            if (Thread.interrupted()) {
-                throw new InterruptedException("pop interrupted");
-            }
-            seen = wake.version(r.tenant(), r.queue());
-            fill = fill(q.queueId(), r);
-            if (fill.claimable() == 0 || fill.claimable() >= r.batch()) {
-                return; // Full, or taken by another consumer meanwhile.
-            }
-        }
-    }
-
-    private LogStore.Fill fill(UUID queueId, Request r) throws SQLException {
-        LogStore.Fill fill;
-        try (Connection c = database.connection()) {
-            c.setAutoCommit(true);
-            fill = LogStore.fill(c, queueId, r.consumerGroup(), r.batch());
-        }
-        if (fillSettings.size() >= 100_000) {
-            fillSettings.clear(); // Rare and cheap to refill; bounds memory with unbounded queue counts.
-        }
-        fillSettings.put(queueId, new FillSetting(fill.minPopWaitMs(), System.nanoTime()));
-        return fill;
-    }
-
     /** @param ring the hot list of a queue-level pop, else null */
     private Result attempt(Request r, HotList.Ring ring) throws SQLException {
-        String leaseId = r.autoAck() ? "" : UuidV7.next().toString();
-        Claim claim = new Claim(r, leaseId);
+        PopClaim claim = new PopClaim(r, cipher);
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
             if (r.queue() == null) {
                 for (LogStore.QueueRef q : LogStore.queuesMatching(c, r.tenant(), r.namespace(), r.task())) {
-                    claim.policy(registeredPolicy(c, r, q.id()));
-                    claimFromScan(c, r, q.id(), q.name(), claim, null);
+                    claim.policy(policies.registered(c, r, q.id()));
+                    walk.claimFromScan(c, r, q.id(), q.name(), claim, null);
                     if (claim.done()) {
                         break;
                     }
@@ -356,240 +277,19 @@ public final class PopService {
             } else {
                 LogStore.Provisioned q = catalog.resolveQueue(c, r.tenant(), r.queue());
                 if (r.partition() != null) {
-                    claim.policy(pinnedPolicy(c, r, q.queueId()));
+                    claim.policy(policies.pinned(c, r, q.queueId()));
                     UUID pid = LogStore.partitionId(c, q.queueId(), r.partition());
                     if (pid != null) {
                         claim.tryPartition(c, r.queue(), pid, r.partition());
                     }
                 } else {
-                    claim.policy(registeredPolicy(c, r, q.queueId()));
-                    claimQueue(c, r, q.queueId(), ring, claim);
+                    claim.policy(policies.registered(c, r, q.queueId()));
+                    walk.claimQueue(c, r, q.queueId(), ring, claim);
                 }
             }
         }
         // A discovery pop spans queues: the top-level queue is "", as the reference broker answers
         // (its 1.x renderer leaves it empty; the per-message partitionId is what an ack needs).
         return claim.result(r.queue() == null ? "" : r.queue());
-    }
-
-    /**
-     * Registers the group on the queue when this broker has not lately (queue-level and discovery
-     * pops), with the conflation the pop asks for; returns the policy the group has.
-     */
-    private boolean registeredPolicy(Connection c, Request r, UUID queueId) throws SQLException {
-        if (Tenants.QUEUE_MODE.equals(r.consumerGroup())) {
-            return false; // Queue mode has no group to hold a policy; the route refuses conflation for it.
-        }
-        String key = policyKey(queueId, r.consumerGroup());
-        GroupPolicy known = policies.get(key);
-        if (known != null && known.registered() && known.fresh()) {
-            return known.conflation();
-        }
-        boolean stored = LogStore.registerGroup(c, r.tenant(), queueId, r.consumerGroup(), r.subscriptionMode(),
-                r.subscriptionFrom(), Boolean.TRUE.equals(r.conflation()));
-        remember(key, new GroupPolicy(true, stored, System.nanoTime()));
-        return stored;
-    }
-
-    /**
-     * The policy for a pop of one named partition. Such pops do not register a group (the
-     * reference's rule), except to conflate: a conflating group must be on record so that its
-     * other consumers are served the same way.
-     */
-    private boolean pinnedPolicy(Connection c, Request r, UUID queueId) throws SQLException {
-        if (Tenants.QUEUE_MODE.equals(r.consumerGroup())) {
-            return false;
-        }
-        if (Boolean.TRUE.equals(r.conflation())) {
-            return registeredPolicy(c, r, queueId);
-        }
-        String key = policyKey(queueId, r.consumerGroup());
-        GroupPolicy known = policies.get(key);
-        if (known != null && known.fresh()) {
-            return known.conflation();
-        }
-        Boolean stored = LogStore.groupPolicy(c, queueId, r.consumerGroup());
-        boolean conflation = Boolean.TRUE.equals(stored);
-        remember(key, new GroupPolicy(stored != null, conflation, System.nanoTime()));
-        return conflation;
-    }
-
-    private static String policyKey(UUID queueId, String group) {
-        return queueId + "/" + group;
-    }
-
-    private void remember(String key, GroupPolicy policy) {
-        if (policies.size() >= 100_000) {
-            policies.clear(); // Bounds memory with unbounded queue and group counts; entries are re-read cheaply.
-        }
-        policies.put(key, policy);
-    }
-
-    /**
-     * A queue-level pop: the hot list's marked partitions first (oldest mark first, a few at a time),
-     * then the database scan when the ring cannot be trusted to be complete. A pop that answers at
-     * once (no wait) always scans before answering empty, so its answer is exact; a long-poll scans
-     * when the ring is dirty or its last scan was cut at the limit, and otherwise lets one scan per
-     * ring and second stand for all of the ring's pops (the idle re-check). Only one long-poll scans
-     * a ring at a time; the others park and are woken for what it leaves in the ring.
-     */
-    private void claimQueue(Connection c, Request r, UUID queueId, HotList.Ring ring, Claim claim) throws SQLException {
-        int cap = claim.cap();
-        int checkout = (int) Math.max(2, Math.min((long) cap * 2, 64));
-        while (!claim.done()) {
-            List<String> marked = ring.take(checkout);
-            if (marked.isEmpty()) {
-                break;
-            }
-            for (int i = 0; i < marked.size(); i++) {
-                if (claim.done()) {
-                    marked.subList(i, marked.size()).forEach(ring::add);
-                    break;
-                }
-                String name = marked.get(i);
-                try {
-                    UUID pid = markedPartitionId(c, r, queueId, name);
-                    if (pid != null && claim.tryMarked(c, r.queue(), pid, name) && r.autoAck() && claim.remaining <= 0) {
-                        ring.add(name); // No lease holds it back: what the budget left is claimable now.
-                    }
-                } catch (SQLException | RuntimeException e) {
-                    marked.subList(i, marked.size()).forEach(ring::add); // untried: still believed pending
-                    throw e;
-                }
-            }
-        }
-        if (claim.done() || (claim.claimed > 0 && r.waitForMessages())) {
-            return;
-        }
-        boolean mustScan = !r.waitForMessages() || ring.needsScan()
-                || ring.sinceLastScanNanos() >= IDLE_RECHECK_MS * 1_000_000L;
-        if (!mustScan) {
-            return;
-        }
-        boolean owns = ring.beginScan();
-        if (!owns && r.waitForMessages()) {
-            return; // Another pop is scanning this ring; it leaves what it finds in the ring and wakes us.
-        }
-        long epoch = ring.scanEpoch();
-        try {
-            List<String> unclaimed = new ArrayList<>();
-            boolean full = claimFromScan(c, r, queueId, r.queue(), claim, unclaimed);
-            ring.endScan(epoch, unclaimed, full, owns);
-            if (!unclaimed.isEmpty()) {
-                wake.wakeGroup(r.tenant(), r.queue(), r.consumerGroup());
-            }
-        } catch (SQLException | RuntimeException e) {
-            ring.abortScan(owns);
-            throw e;
-        }
-    }
-
-    /** The id of a marked partition: from the catalog when this broker pushed to it lately, else looked up. */
-    private UUID markedPartitionId(Connection c, Request r, UUID queueId, String name) throws SQLException {
-        LogStore.Provisioned cached = catalog.cached(r.tenant(), r.queue(), name);
-        return cached != null ? cached.partitionId() : LogStore.partitionId(c, queueId, name);
-    }
-
-    /**
-     * Scans the queue's candidates (pending, lease-free, random order) and claims them in turn.
-     * Candidates not tried go to {@code unclaimed} (when given); returns whether the scan was cut at
-     * its limit.
-     */
-    private boolean claimFromScan(Connection c, Request r, UUID queueId, String queueName, Claim claim,
-                                  List<String> unclaimed) throws SQLException {
-        int cap = claim.cap();
-        int limit = cap >= 128 ? 512 : Math.max(64, Math.min(cap * 4, 512));
-        List<LogStore.Candidate> candidates = LogStore.candidates(c, queueId, r.consumerGroup(), limit);
-        for (int i = 0; i < candidates.size(); i++) {
-            LogStore.Candidate cand = candidates.get(i);
-            if (claim.done()) {
-                if (unclaimed != null) {
-                    candidates.subList(i, candidates.size()).forEach(x -> unclaimed.add(x.partitionName()));
-                }
-                break;
-            }
-            claim.tryPartition(c, queueName, cand.partitionId(), cand.partitionName());
-        }
-        return candidates.size() >= limit;
-    }
-
-    /** The state of one pop call across partitions: budget left, partitions that yielded, messages. */
-    private final class Claim {
-        private final Request request;
-        private final String leaseId;
-        private final List<Message> messages = new ArrayList<>();
-        private int remaining;
-        private int claimed;
-        private String firstPartition;
-        private UUID firstPartitionId;
-        /** The policy of the queue being claimed from, and whether any queue of this call conflated or disagreed. */
-        private boolean conflating;
-        private boolean anyConflating;
-        private boolean conflict;
-
-        Claim(Request request, String leaseId) {
-            this.request = request;
-            this.leaseId = leaseId;
-            this.remaining = Math.max(request.batch(), 1);
-        }
-
-        /** The group's policy on the queue claimed from next. */
-        void policy(boolean conflation) {
-            conflating = conflation;
-            anyConflating |= conflation;
-            conflict |= request.conflation() != null && request.conflation() != conflation;
-        }
-
-        int cap() {
-            return request.partitionCap(anyConflating);
-        }
-
-        boolean done() {
-            return remaining <= 0 || claimed >= cap();
-        }
-
-        /**
-         * A claim on a partition taken from the hot list, which may have been deleted since it was
-         * marked: that reads as nothing to claim. Returns whether it yielded messages.
-         */
-        boolean tryMarked(Connection c, String queue, UUID partitionId, String partitionName) throws SQLException {
-            int before = claimed;
-            try {
-                tryPartition(c, queue, partitionId, partitionName);
-            } catch (SQLException e) {
-                if (!SqlStates.isRowGone(e)) {
-                    throw e;
-                }
-                catalog.evict(request.tenant(), queue);
-            }
-            return claimed > before;
-        }
-
-        void tryPartition(Connection c, String queue, UUID partitionId, String partitionName) throws SQLException {
-            List<LogStore.ClaimedSegment> segments = LogStore.pop(c, partitionId, request.consumerGroup(), remaining,
-                    request.leaseSeconds(), leaseId, request.autoAck(), request.subscriptionMode(),
-                    request.subscriptionFrom(), conflating);
-            if (segments.isEmpty()) {
-                return;
-            }
-            for (LogStore.ClaimedSegment s : segments) {
-                for (Frame f : SegmentCodec.decode(s.blob(), s.startOff(), s.take())) {
-                    byte[] data = cipher.payloadOf(f);
-                    messages.add(new Message(f.messageId(), f.transactionId(), f.traceId(), data, f.producerSub(),
-                            s.createdAt(), partitionId, partitionName, queue, s.attempt()));
-                }
-                remaining -= s.take();
-            }
-            if (claimed == 0) {
-                firstPartition = partitionName;
-                firstPartitionId = partitionId;
-            }
-            claimed++;
-        }
-
-        Result result(String queue) {
-            return new Result(queue, firstPartition, firstPartitionId, leaseId, request.consumerGroup(),
-                    List.copyOf(messages), claimed, anyConflating, conflict, null);
-        }
     }
 }

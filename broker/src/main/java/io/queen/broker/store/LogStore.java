@@ -39,6 +39,16 @@ public final class LogStore {
     public record Fill(int minPopWaitMs, int claimable) {
     }
 
+    /**
+     * One claim of {@code log_pop_v1}: up to {@code batch} frames of one partition for one group.
+     * {@code workerId} is the lease id ("" under {@code autoAck}); {@code leaseSeconds} 0 is the
+     * queue's leaseTime; the subscription seeds a cursor the claim creates; {@code conflate} takes
+     * only the newest visible message, leased over the whole span up to it.
+     */
+    public record PopQuery(UUID partitionId, String group, int batch, int leaseSeconds, String workerId,
+                           boolean autoAck, String subscriptionMode, Instant subscriptionFrom, boolean conflate) {
+    }
+
     /** One segment to deliver from: frames [startOff, startOff + take) of the blob. */
     public record ClaimedSegment(long seq, int startOff, int take, int msgCount, Instant createdAt, byte[] blob, int attempt) {
     }
@@ -283,19 +293,17 @@ public final class LogStore {
         }
     }
 
-    public static List<ClaimedSegment> pop(Connection c, UUID partitionId, String group, int batch, int leaseSeconds,
-                                           String workerId, boolean autoAck, String subMode, Instant subFrom,
-                                           boolean conflate) throws SQLException {
+    public static List<ClaimedSegment> pop(Connection c, PopQuery q) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.log_pop_v1(?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
-            ps.setObject(1, partitionId);  // p_partition_id
-            ps.setString(2, group);        // p_group
-            ps.setInt(3, batch);           // p_batch
-            ps.setInt(4, leaseSeconds);    // p_lease_seconds (0 = queue default)
-            ps.setString(5, workerId);     // p_worker_id
-            ps.setBoolean(6, autoAck);     // p_auto_ack
-            ps.setString(7, subMode);      // p_sub_mode
-            setInstant(ps, 8, subFrom);    // p_sub_from
-            ps.setBoolean(9, conflate);    // p_conflate
+            ps.setObject(1, q.partitionId());          // p_partition_id
+            ps.setString(2, q.group());                // p_group
+            ps.setInt(3, q.batch());                   // p_batch
+            ps.setInt(4, q.leaseSeconds());            // p_lease_seconds (0 = queue default)
+            ps.setString(5, q.workerId());             // p_worker_id
+            ps.setBoolean(6, q.autoAck());             // p_auto_ack
+            ps.setString(7, q.subscriptionMode());     // p_sub_mode
+            setInstant(ps, 8, q.subscriptionFrom());   // p_sub_from
+            ps.setBoolean(9, q.conflate());            // p_conflate
             List<ClaimedSegment> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

@@ -15,11 +15,13 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -92,12 +94,8 @@ class EmptyScanWatermarkIT {
         assertEquals(0L, number("SELECT count(*) FROM queen.consumer_watermarks WHERE queue_id = ?"
                 + " AND last_empty_scan_at > 'epoch'", queue), "a leased span holds the watermark back");
 
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        Reply again;
-        do {
-            sleep(250);
-            again = http.get("/api/v1/pop/queue/leased?batch=10&wait=false");
-        } while (again.status() == 204 && System.nanoTime() < deadline);
+        Reply again = await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(250))
+                .until(() -> http.get("/api/v1/pop/queue/leased?batch=10&wait=false"), r -> r.status() != 204);
         assertEquals(200, again.status(), "the expired lease's message is redelivered");
         assertEquals(heldTxn, again.json().get("messages").get(0).get("transactionId").asText());
     }
@@ -263,15 +261,6 @@ class EmptyScanWatermarkIT {
                 assertFalse(rs.next(), sql);
                 return value;
             }
-        }
-    }
-
-    static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
         }
     }
 }

@@ -4,12 +4,16 @@ import io.queen.broker.config.EngineSettings.AutopilotMode;
 import io.queen.broker.support.CapturedLog;
 import org.junit.jupiter.api.Test;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PopAutopilotTest {
-    private final PopAutopilot pilot = new PopAutopilot(AutopilotMode.ON, 100);
+    /** The autopilot's clock, in nanoseconds: it moves only when a test moves it. */
+    private final AtomicLong now = new AtomicLong();
+    private final PopAutopilot pilot = new PopAutopilot(AutopilotMode.ON, 100, 10_000_000_000L, now::get);
 
     @Test
     void aKnobThePopSentIsNeverTouched() {
@@ -47,9 +51,11 @@ class PopAutopilotTest {
     }
 
     @Test
-    void aLaneIdleForASecondStartsAgainFromOne() throws Exception {
+    void aLaneIdleForASecondStartsAgainFromOne() {
         assertEquals(50, pilot.plan("t/q/idle", 50, null, null).partitions());
-        Thread.sleep(PopAutopilot.IDLE_NANOS / 1_000_000 + 100);
+        now.addAndGet(PopAutopilot.IDLE_NANOS);
+        assertEquals(50, pilot.plan("t/q/idle", 5, null, null).partitions(), "a second is not yet idle");
+        now.addAndGet(PopAutopilot.IDLE_NANOS + 1);
         assertEquals(5, pilot.plan("t/q/idle", 5, null, null).partitions(), "not the width of the last burst");
     }
 
@@ -71,16 +77,17 @@ class PopAutopilotTest {
 
     @Test
     void shadowReportsTheLatestDecisionAtMostOncePerWindow() {
-        PopAutopilot shadow = new PopAutopilot(AutopilotMode.SHADOW, 100, 60_000_000_000L);
+        PopAutopilot shadow = new PopAutopilot(AutopilotMode.SHADOW, 100, 60_000_000_000L, now::get);
         try (CapturedLog log = CapturedLog.of(PopAutopilot.class)) {
             assertTrue(shadow.reportShadow("t/q/g", new PopAutopilot.Plan(19, 100), 1, 200));
+            now.addAndGet(59_000_000_000L);
             assertFalse(shadow.reportShadow("t/q/g", new PopAutopilot.Plan(20, 100), 1, 200), "inside the window");
             assertEquals(1, log.messages().size(), log.messages().toString());
             String line = log.messages().get(0);
             assertTrue(line.contains("lane t/q/g would claim partitions=19 batch=100"), line);
             assertTrue(line.contains("the pop claims partitions=1 batch=200"), line);
         }
-        PopAutopilot everyTime = new PopAutopilot(AutopilotMode.SHADOW, 100, 0);
+        PopAutopilot everyTime = new PopAutopilot(AutopilotMode.SHADOW, 100, 0, now::get);
         try (CapturedLog log = CapturedLog.of(PopAutopilot.class)) {
             everyTime.reportShadow("t/q/g", new PopAutopilot.Plan(2, 100), 1, 200);
             everyTime.reportShadow("t/q/g", new PopAutopilot.Plan(3, 100), 1, 200);
