@@ -10,6 +10,7 @@ import io.queen.broker.config.MaintenanceSettings;
 import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.BrokerMetrics;
 import io.queen.broker.engine.CommitListener;
+import io.queen.broker.engine.DatabaseHealth;
 import io.queen.broker.engine.ConsumerGroupAdminService;
 import io.queen.broker.engine.DeadLetterService;
 import io.queen.broker.engine.DedupCache;
@@ -189,7 +190,8 @@ public final class Broker implements AutoCloseable {
     static void routing(HttpRouting.Builder routing, Services s, Tenancy tenancy) {
         ErrorMapping.register(routing);
         routing.addFilter(new RequestTextFilter());
-        routing.register(new HealthHttpService(s.database()));
+        DatabaseHealth health = new DatabaseHealth(s.database());
+        routing.register(new HealthHttpService(health));
         routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults(),
                 s.metrics(), s.switches(), s.spool()));
         routing.register("/api/v1", new TransactionHttpService(s.transactions(), tenancy));
@@ -207,9 +209,10 @@ public final class Broker implements AutoCloseable {
                 new MessageBrowseService(s.database(), s.cipher()), tenancy));
         routing.register("/api/v1", new TracesHttpService(
                 new TraceService(s.database()), tenancy));
-        MetricsHttpService.install(routing, s.metrics(), s.database(), s.switches(), s.spool());
+        MetricsHttpService.install(routing, s.metrics(), health, new ObservabilityService(s.database()),
+                s.switches(), s.spool());
         routing.register("/api/v1", new StatusHttpService(
-                new ObservabilityService(s.database()), s.spool(), s.database(), tenancy));
+                new ObservabilityService(s.database()), s.spool(), health, tenancy));
         routing.register("/api/v1/analytics", new AnalyticsHttpService(
                 new ObservabilityService(s.database()), tenancy));
         routing.any("/api/*", (req, res) ->

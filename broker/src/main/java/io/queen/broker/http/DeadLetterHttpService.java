@@ -12,7 +12,6 @@ import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.DeadLetterService;
 import io.queen.broker.engine.MaintenanceSwitches;
 import io.queen.broker.engine.PushService;
-import io.queen.broker.store.AdminStore;
 
 import java.io.IOException;
 import java.sql.SQLException;
@@ -61,7 +60,7 @@ public final class DeadLetterHttpService implements HttpService {
         ArrayNode messages = body.putArray("messages");
         for (DeadLetterService.Listed l : deadLetters.list(tenancy.of(req), q.name("queue", Names.QUEUE).orElse(null),
                 q.name("consumerGroup", Names.CONSUMER_GROUP).orElse(null), limit, offset)) {
-            AdminStore.DeadLetter d = l.row();
+            DeadLetterService.DeadLetter d = l.row();
             String failedAt = Wire.timestamp(d.failedAt());
             ObjectNode m = messages.addObject()
                     .put("id", d.id().toString())
@@ -189,8 +188,8 @@ public final class DeadLetterHttpService implements HttpService {
         replayed.putNull("offset");
         ObjectNode body = Json.object().put("success", true).put("result", r.moved() ? "moved" : "duplicate")
                 .put("queue", r.queue()).put("partition", r.partition())
-                .put("consumerGroup", r.row().consumerGroup()).put("dlqId", r.row().id().toString())
-                .put("originalTransactionId", r.row().transactionId());
+                .put("consumerGroup", r.consumerGroup()).put("dlqId", r.id().toString())
+                .put("originalTransactionId", r.transactionId());
         body.set("replayedAs", replayed);
         body.put("dlqRowRemoved", r.rowRemoved());
         Json.send(res, Status.OK_200, body);

@@ -13,7 +13,6 @@ import io.queen.broker.engine.MessageBrowseService;
 import io.queen.broker.engine.segment.CorruptSegmentException;
 import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.TxnHash;
-import io.queen.broker.store.MessageStore;
 
 import java.io.IOException;
 import java.sql.SQLException;
@@ -50,7 +49,7 @@ public final class MessagesHttpService implements HttpService {
     }
 
     private void list(ServerRequest req, ServerResponse res) throws SQLException {
-        MessageStore.Filter filter = filter(new Params(req.query()));
+        MessageBrowseService.Filter filter = filter(new Params(req.query()));
         MessageBrowseService.Page page = messages.list(tenancy.of(req), filter);
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("messages");
@@ -80,7 +79,7 @@ public final class MessagesHttpService implements HttpService {
             return;
         }
         Frame f = m.frame();
-        MessageStore.Detail d = m.detail();
+        MessageBrowseService.Detail d = m.detail();
         JsonNode data = json(m.data());
         ObjectNode body = Json.object().put("id", f.messageId().toString()).put("transactionId", f.transactionId());
         body.set("data", data);
@@ -101,7 +100,7 @@ public final class MessagesHttpService implements HttpService {
                 .put("retryCount", d.dlqRetryCount())
                 .put("leaseExpiresAt", Wire.timestamp(d.queueModeLeaseExpiresAt()));
         ArrayNode groups = body.putArray("consumerGroups");
-        for (MessageStore.GroupPosition g : m.groups()) {
+        for (MessageBrowseService.GroupPosition g : m.groups()) {
             groups.addObject().put("name", g.group()).put("group", g.group()).put("consumed", g.consumed())
                     .put("leaseExpiresAt", Wire.timestamp(g.leaseExpiresAt()));
         }
@@ -111,7 +110,7 @@ public final class MessagesHttpService implements HttpService {
         Json.send(res, Status.OK_200, body);
     }
 
-    private static MessageStore.Filter filter(Params q) {
+    private static MessageBrowseService.Filter filter(Params q) {
         String status = q.name("status", Names.FILTER).orElse(null);
         if (status != null && !STATUSES.contains(status)) {
             throw new BadRequestException("invalid query parameter status=" + status
@@ -125,8 +124,9 @@ public final class MessagesHttpService implements HttpService {
         }
         // The reference's older route spelled namespace "ns"; both are accepted, namespace wins.
         String namespace = q.name("namespace", Names.NAMESPACE).or(() -> q.name("ns", Names.NAMESPACE)).orElse(null);
-        return new MessageStore.Filter(q.name("queue", Names.QUEUE).orElse(null), q.name("partition", Names.PARTITION).orElse(null),
-                namespace, q.name("task", Names.TASK).orElse(null), status, instant(q, "from"), instant(q, "to"), limit, offset);
+        return new MessageBrowseService.Filter(q.name("queue", Names.QUEUE).orElse(null),
+                q.name("partition", Names.PARTITION).orElse(null), namespace, q.name("task", Names.TASK).orElse(null),
+                status, instant(q, "from"), instant(q, "to"), limit, offset);
     }
 
     private static Instant instant(Params q, String name) {
@@ -134,7 +134,7 @@ public final class MessagesHttpService implements HttpService {
     }
 
     private static ObjectNode listed(MessageBrowseService.Listed l) {
-        MessageStore.ListedFrame r = l.row();
+        MessageBrowseService.ListedFrame r = l.row();
         Frame f = l.frame();
         ObjectNode o = Json.object()
                 .put("id", f == null ? null : f.messageId().toString())
@@ -161,7 +161,7 @@ public final class MessagesHttpService implements HttpService {
         return o;
     }
 
-    private static String listingType(MessageStore.Mode m) {
+    private static String listingType(MessageBrowseService.Mode m) {
         if (m.hasQueueMode()) {
             return m.namedGroups() > 0 ? "hybrid" : "queue";
         }

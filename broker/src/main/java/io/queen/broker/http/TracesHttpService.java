@@ -11,7 +11,6 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.Tenants;
-import io.queen.broker.store.TraceStore;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -66,10 +65,9 @@ public final class TracesHttpService implements HttpService {
         fits("transactionId", txn, 255);
         fits("consumerGroup", group, 255);
         fits("eventType", eventType, 100);
-        TraceStore.NewTrace trace = new TraceStore.NewTrace(uuid(pid), txn,
+        TraceService.NewTrace trace = new TraceService.NewTrace(uuid(pid), txn,
                 group == null ? Tenants.QUEUE_MODE : group, eventType == null ? "info" : eventType,
-                new String(Json.bytes(body.get("data")), StandardCharsets.UTF_8), TraceService.WORKER_ID,
-                traceNames(body.get("traceNames")));
+                new String(Json.bytes(body.get("data")), StandardCharsets.UTF_8), traceNames(body.get("traceNames")));
         UUID id = traces.record(tenancy.of(req), trace);
         if (id == null) {
             // An unknown partition and another tenant's answer alike: existence does not leak.
@@ -83,7 +81,7 @@ public final class TracesHttpService implements HttpService {
         var path = req.path().pathParameters();
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("traces");
-        for (TraceStore.Trace t : traces.ofMessage(tenancy.of(req), uuid(path.get("partitionId")),
+        for (TraceService.Trace t : traces.ofMessage(tenancy.of(req), uuid(path.get("partitionId")),
                 Names.path(req, "transactionId", Names.TRANSACTION_ID))) {
             ObjectNode o = out.addObject().put("id", t.id().toString()).put("event_type", t.eventType());
             o.set("data", json(t.dataJson()));
@@ -103,7 +101,7 @@ public final class TracesHttpService implements HttpService {
                 limit, offset);
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("traces");
-        for (TraceStore.NamedTrace t : page.traces()) {
+        for (TraceService.NamedTrace t : page.traces()) {
             ObjectNode o = out.addObject().put("id", t.id().toString()).put("transaction_id", t.transactionId())
                     .put("partition_id", t.partitionId().toString()).put("event_type", t.eventType());
             o.set("data", json(t.dataJson()));
@@ -127,7 +125,7 @@ public final class TracesHttpService implements HttpService {
         TraceService.NamesPage page = traces.names(tenancy.of(req), limit, offset);
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("trace_names");
-        for (TraceStore.TraceName n : page.names()) {
+        for (TraceService.TraceName n : page.names()) {
             out.addObject().put("trace_name", n.name()).put("trace_count", n.traceCount())
                     .put("message_count", n.messageCount()).put("last_seen", Wire.timestamp(n.lastSeen()));
         }
