@@ -19,6 +19,7 @@ import io.queen.broker.engine.MessageBrowseService;
 import io.queen.broker.engine.ObservabilityService;
 import io.queen.broker.engine.PopAutopilot;
 import io.queen.broker.engine.PopService;
+import io.queen.broker.engine.PushIntake;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.PushSpool;
 import io.queen.broker.engine.QueueAdminService;
@@ -29,17 +30,20 @@ import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.wake.WakeHub;
+import io.queen.broker.http.AckHttpService;
 import io.queen.broker.http.AnalyticsHttpService;
 import io.queen.broker.http.ConsumerGroupAdminHttpService;
 import io.queen.broker.http.ConsumerGroupHttpService;
-import io.queen.broker.http.DataHttpService;
 import io.queen.broker.http.DeadLetterHttpService;
 import io.queen.broker.http.ErrorMapping;
 import io.queen.broker.http.FetchHttpService;
 import io.queen.broker.http.HealthHttpService;
 import io.queen.broker.http.Json;
+import io.queen.broker.http.LeaseHttpService;
 import io.queen.broker.http.MessagesHttpService;
 import io.queen.broker.http.MetricsHttpService;
+import io.queen.broker.http.PopHttpService;
+import io.queen.broker.http.PushHttpService;
 import io.queen.broker.http.QueueHttpService;
 import io.queen.broker.http.RequestTextFilter;
 import io.queen.broker.http.StatusHttpService;
@@ -168,7 +172,8 @@ public final class Broker implements AutoCloseable {
             MaintenanceSwitches switches = MaintenanceSwitches.load(database, maintenance.switchesRefreshMs());
             PopService pop = new PopService(database, catalog, cipher, hub, new PopAutopilot(
                     settings.engine().popAutopilot(), settings.engine().popAutopilotBatch()));
-            DataPlane data = new DataPlane(push, pop, ack,
+            PushSpool spool = new PushSpool(maintenance, push::push, switches::pushPaused);
+            DataPlane data = new DataPlane(new PushIntake(push, spool, switches::pushPaused), pop, ack,
                     new TransactionService(database, push, ack, channel::published),
                     new FetchService(database, cipher, hub));
             Management management = new Management(
@@ -182,14 +187,12 @@ public final class Broker implements AutoCloseable {
                     new TenantPurge(database));
             Observability observability = new Observability(new BrokerMetrics(), new ObservabilityService(database),
                     new DatabaseHealth(database));
-            Background background = new Background(hub, switches,
-                    new PushSpool(maintenance, push::push, switches::pushPaused));
-            return new Services(data, management, observability, background);
+            return new Services(data, management, observability, new Background(hub, switches, spool));
         }
     }
 
-    /** The message path: push, pop, ack, the transaction route and fetch. */
-    record DataPlane(PushService push, PopService pop, AckService ack, TransactionService transactions,
+    /** The message path: push (to the database or the spool), pop, ack, the transaction route and fetch. */
+    record DataPlane(PushIntake intake, PopService pop, AckService ack, TransactionService transactions,
                      FetchService fetch) {
     }
 
@@ -212,7 +215,7 @@ public final class Broker implements AutoCloseable {
 
     static void routing(HttpRouting.Builder routing, Services s, BrokerSettings settings) {
         Tenancy tenancy = new Tenancy(settings.tenancyHeader());
-        DataHttpService.PopDefaults popDefaults = new DataHttpService.PopDefaults(
+        PopHttpService.PopDefaults popDefaults = new PopHttpService.PopDefaults(
                 settings.engine().popDefaultTimeoutMs(), settings.engine().defaultSubscriptionMode());
         DataPlane data = s.data();
         Management m = s.management();
@@ -221,8 +224,10 @@ public final class Broker implements AutoCloseable {
         ErrorMapping.register(routing);
         routing.addFilter(new RequestTextFilter());
         routing.register(new HealthHttpService(o.health()));
-        routing.register("/api/v1", new DataHttpService(data.push(), data.pop(), data.ack(), tenancy, popDefaults,
-                o.metrics(), b.switches(), b.spool()));
+        routing.register("/api/v1", new PushHttpService(data.intake(), o.metrics(), tenancy));
+        routing.register("/api/v1", new PopHttpService(data.pop(), b.switches(), o.metrics(), popDefaults, tenancy));
+        routing.register("/api/v1", new AckHttpService(data.ack(), o.metrics(), tenancy));
+        routing.register("/api/v1", new LeaseHttpService(data.ack(), tenancy));
         routing.register("/api/v1", new TransactionHttpService(data.transactions(), tenancy));
         routing.register("/api/v1", new DeadLetterHttpService(m.deadLetters(), b.switches(), tenancy));
         routing.register("/api/v1", new ConsumerGroupHttpService(m.seeks(), tenancy));
