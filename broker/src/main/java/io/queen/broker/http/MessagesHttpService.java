@@ -14,13 +14,10 @@ import io.queen.broker.engine.segment.CorruptSegmentException;
 import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.TxnHash;
 
-import java.io.IOException;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.Set;
-import java.util.UUID;
 import java.util.logging.Logger;
-import java.util.regex.Pattern;
 
 /**
  * Message browsing under {@code /api/v1} (broker/DESIGN.md, Management plane): the listing and the
@@ -30,8 +27,6 @@ import java.util.regex.Pattern;
  */
 public final class MessagesHttpService implements HttpService {
     private static final Logger LOG = Logger.getLogger(MessagesHttpService.class.getName());
-    private static final Pattern UUID_TEXT =
-            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     private static final Set<String> STATUSES = Set.of("pending", "processing", "completed", "dead_letter");
 
     private final MessageBrowseService messages;
@@ -68,7 +63,7 @@ public final class MessagesHttpService implements HttpService {
         String txn = Names.path(req, "transactionId", Names.TRANSACTION_ID);
         MessageBrowseService.Message m;
         try {
-            m = messages.read(tenancy.of(req), uuid(pid), txn);
+            m = messages.read(tenancy.of(req), Names.uuid("partitionId", pid), txn);
         } catch (CorruptSegmentException e) {
             LOG.warning("message " + txn + " of partition " + pid + ": " + e.getMessage());
             Json.error(res, Status.INTERNAL_SERVER_ERROR_500, "frame decode failed");
@@ -80,7 +75,7 @@ public final class MessagesHttpService implements HttpService {
         }
         Frame f = m.frame();
         MessageBrowseService.Detail d = m.detail();
-        JsonNode data = json(m.data());
+        JsonNode data = Json.storedOrNull(m.data());
         ObjectNode body = Json.object().put("id", f.messageId().toString()).put("transactionId", f.transactionId());
         body.set("data", data);
         body.set("payload", data);
@@ -118,10 +113,7 @@ public final class MessagesHttpService implements HttpService {
         }
         int limit = q.integer("limit", 200);
         int offset = q.integer("offset", 0);
-        if (limit < 0 || offset < 0) {
-            throw new BadRequestException("invalid query parameters limit=" + limit + ", offset=" + offset
-                    + ": must not be negative");
-        }
+        Params.checkPage(limit, offset);
         // The reference's older route spelled namespace "ns"; both are accepted, namespace wins.
         String namespace = q.name("namespace", Names.NAMESPACE).or(() -> q.name("ns", Names.NAMESPACE)).orElse(null);
         return new MessageBrowseService.Filter(q.name("queue", Names.QUEUE).orElse(null),
@@ -155,7 +147,7 @@ public final class MessagesHttpService implements HttpService {
                 .put("payloadAvailable", f != null);
         o.putObject("segment").put("seq", r.baseOffset()).put("frameIdx", r.frameIdx());
         o.put("createdAt", Wire.timestamp(r.createdAt())).put("leaseExpiresAt", Wire.timestamp(r.leaseExpiresAt()));
-        JsonNode data = f == null ? NullNode.getInstance() : json(l.data());
+        JsonNode data = f == null ? NullNode.getInstance() : Json.storedOrNull(l.data());
         o.set("data", data);
         o.set("payload", data);
         return o;
@@ -170,25 +162,5 @@ public final class MessagesHttpService implements HttpService {
 
     private static ObjectNode mode(boolean hasQueueMode, int namedGroups, String type) {
         return Json.object().put("hasQueueMode", hasQueueMode).put("busGroupsCount", namedGroups).put("type", type);
-    }
-
-    private static UUID uuid(String text) {
-        if (text == null || !UUID_TEXT.matcher(text).matches()) {
-            throw new BadRequestException("partitionId \"" + text + "\" is not a UUID");
-        }
-        return UUID.fromString(text);
-    }
-
-    /** A frame payload as JSON: empty is null, and text that is not JSON is served as null rather than failing. */
-    private static JsonNode json(byte[] payload) {
-        if (payload == null || payload.length == 0) {
-            return NullNode.getInstance();
-        }
-        try {
-            JsonNode node = Json.MAPPER.readTree(payload);
-            return node == null || node.isMissingNode() ? NullNode.getInstance() : node;
-        } catch (IOException e) {
-            return NullNode.getInstance();
-        }
     }
 }

@@ -68,10 +68,7 @@ public final class StatusHttpService implements HttpService {
         TimeWindows.window(q, Duration.ofHours(1));
         int limit = q.integer("limit", 100);
         int offset = q.integer("offset", 0);
-        if (limit < 0 || offset < 0) {
-            throw new BadRequestException("invalid query parameters limit=" + limit + ", offset=" + offset
-                    + ": must not be negative");
-        }
+        Params.checkPage(limit, offset);
         JsonText.send(res, observability.statusQueues(tenant, scope(q), limit, offset));
     }
 
