@@ -9,7 +9,7 @@ import io.queen.broker.config.Env;
 import io.queen.broker.config.MaintenanceSettings;
 import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.BrokerMetrics;
-import io.queen.broker.engine.CommitListener;
+import io.queen.broker.engine.DatabaseHealth;
 import io.queen.broker.engine.ConsumerGroupAdminService;
 import io.queen.broker.engine.DeadLetterService;
 import io.queen.broker.engine.DedupCache;
@@ -19,6 +19,7 @@ import io.queen.broker.engine.MessageBrowseService;
 import io.queen.broker.engine.ObservabilityService;
 import io.queen.broker.engine.PopAutopilot;
 import io.queen.broker.engine.PopService;
+import io.queen.broker.engine.PushIntake;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.PushSpool;
 import io.queen.broker.engine.QueueAdminService;
@@ -29,17 +30,20 @@ import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.wake.WakeHub;
+import io.queen.broker.http.AckHttpService;
 import io.queen.broker.http.AnalyticsHttpService;
 import io.queen.broker.http.ConsumerGroupAdminHttpService;
 import io.queen.broker.http.ConsumerGroupHttpService;
-import io.queen.broker.http.DataHttpService;
 import io.queen.broker.http.DeadLetterHttpService;
 import io.queen.broker.http.ErrorMapping;
 import io.queen.broker.http.FetchHttpService;
 import io.queen.broker.http.HealthHttpService;
 import io.queen.broker.http.Json;
+import io.queen.broker.http.LeaseHttpService;
 import io.queen.broker.http.MessagesHttpService;
 import io.queen.broker.http.MetricsHttpService;
+import io.queen.broker.http.PopHttpService;
+import io.queen.broker.http.PushHttpService;
 import io.queen.broker.http.QueueHttpService;
 import io.queen.broker.http.RequestTextFilter;
 import io.queen.broker.http.StatusHttpService;
@@ -55,8 +59,6 @@ import io.queen.broker.store.PgWakeChannel;
 import io.queen.broker.store.SchemaApplier;
 
 import java.time.Duration;
-import java.util.UUID;
-import java.util.function.BiConsumer;
 import java.util.logging.Logger;
 
 /**
@@ -114,7 +116,7 @@ public final class Broker implements AutoCloseable {
             wakeChannel = new PgWakeChannel(dbSettings, hub, PgWakeChannel.newBrokerId());
             Services services = Services.create(settings, maintenance, database, hub, wakeChannel);
             // Items a previous run left in the spool go in before new pushes are taken.
-            services.spool().recoverAtBoot();
+            services.background().spool().recoverAtBoot();
             WebServer server = WebServer.builder()
                     .host(settings.bindAddress())
                     .port(settings.port())
@@ -129,16 +131,16 @@ public final class Broker implements AutoCloseable {
                     .useNio(false)
                     .shutdownHook(false)
                     .shutdownGracePeriod(Duration.ofSeconds(20))
-                    .routing(r -> routing(r, services, new Tenancy(settings.tenancyHeader())))
+                    .routing(r -> routing(r, services, settings))
                     .build()
                     .start();
             LOG.info("Queen broker " + Version.VALUE + " listening on " + settings.bindAddress() + ":" + server.port()
                     + " over PostgreSQL " + dbSettings.describe());
-            services.switches().start();
-            services.spool().start();
+            services.background().switches().start();
+            services.background().spool().start();
             // Background jobs start once the broker serves (broker/DESIGN.md, Background cycles).
-            BackgroundJobs jobs = BackgroundJobs.start(settings.jobs(), database, services.metrics(), hub::waiting,
-                    server.port());
+            BackgroundJobs jobs = BackgroundJobs.start(settings.jobs(), database, services.observability().metrics(),
+                    hub::waiting, server.port());
             return new Broker(embedded, database, wakeChannel, server, services, jobs);
         } catch (RuntimeException e) {
             if (wakeChannel != null) {
@@ -154,13 +156,11 @@ public final class Broker implements AutoCloseable {
         }
     }
 
-    /** The engine services of one broker, wired explicitly. */
-    record Services(BrokerSettings settings, Database database, QueueCatalog catalog, PayloadCipher cipher,
-                    WakeHub hub, CommitListener published,
-                    PushService push, PopService pop, AckService ack,
-                    TransactionService transactions, DataHttpService.PopDefaults popDefaults,
-                    DeadLetterService deadLetters, SeekService seeks, BrokerMetrics metrics,
-                    MaintenanceSwitches switches, PushSpool spool, BiConsumer<UUID, String> queueChanged) {
+    /**
+     * The engine services of one broker, wired explicitly, in the groups the routes and the
+     * lifecycle use them by.
+     */
+    record Services(DataPlane data, Management management, Observability observability, Background background) {
         static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
                                PgWakeChannel channel) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
@@ -170,48 +170,77 @@ public final class Broker implements AutoCloseable {
                     settings.engine().zstdLevel(), DedupCache.entriesFor(settings.engine().dedupCacheMb()));
             AckService ack = new AckService(database, channel::published);
             MaintenanceSwitches switches = MaintenanceSwitches.load(database, maintenance.switchesRefreshMs());
-            return new Services(settings, database, catalog, cipher, hub, channel::published, push,
-                    new PopService(database, catalog, cipher, hub, new PopAutopilot(settings.engine().popAutopilot(),
-                            settings.engine().popAutopilotBatch())),
-                    ack,
+            PopService pop = new PopService(database, catalog, cipher, hub, new PopAutopilot(
+                    settings.engine().popAutopilot(), settings.engine().popAutopilotBatch()));
+            PushSpool spool = new PushSpool(maintenance, push::push, switches::pushPaused);
+            DataPlane data = new DataPlane(new PushIntake(push, spool, switches::pushPaused), pop, ack,
                     new TransactionService(database, push, ack, channel::published),
-                    new DataHttpService.PopDefaults(settings.engine().popDefaultTimeoutMs(),
-                            settings.engine().defaultSubscriptionMode()),
-                    new DeadLetterService(database, push, cipher),
+                    new FetchService(database, cipher, hub));
+            Management management = new Management(
+                    new QueueAdminService(database, catalog, channel::queueChanged,
+                            QueueAdminService.DEFAULT_SAFE_FLOOR_SECONDS),
+                    new ConsumerGroupAdminService(database, pop, channel::published),
                     new SeekService(database, channel::published),
-                    new BrokerMetrics(),
-                    switches,
-                    new PushSpool(maintenance, push::push, switches::pushPaused),
-                    channel::queueChanged);
+                    new DeadLetterService(database, push, cipher),
+                    new MessageBrowseService(database, cipher),
+                    new TraceService(database),
+                    new TenantPurge(database));
+            Observability observability = new Observability(new BrokerMetrics(), new ObservabilityService(database),
+                    new DatabaseHealth(database));
+            return new Services(data, management, observability, new Background(hub, switches, spool));
         }
     }
 
-    static void routing(HttpRouting.Builder routing, Services s, Tenancy tenancy) {
+    /** The message path: push (to the database or the spool), pop, ack, the transaction route and fetch. */
+    record DataPlane(PushIntake intake, PopService pop, AckService ack, TransactionService transactions,
+                     FetchService fetch) {
+    }
+
+    /** Queue and consumer-group administration, dead letters, browsing, traces and the tenant purge. */
+    record Management(QueueAdminService queues, ConsumerGroupAdminService groups, SeekService seeks,
+                      DeadLetterService deadLetters, MessageBrowseService messages, TraceService traces,
+                      TenantPurge tenantPurge) {
+    }
+
+    /** The process counters, the database-backed status and analytics, and the database's health. */
+    record Observability(BrokerMetrics metrics, ObservabilityService reports, DatabaseHealth health) {
+    }
+
+    /**
+     * What lives beside the requests with a start or a stop of its own: the wake hub (released at
+     * shutdown), the maintenance switches (refresh loop) and the push spool (boot recovery, drain).
+     */
+    record Background(WakeHub hub, MaintenanceSwitches switches, PushSpool spool) {
+    }
+
+    static void routing(HttpRouting.Builder routing, Services s, BrokerSettings settings) {
+        Tenancy tenancy = new Tenancy(settings.tenancyHeader());
+        PopHttpService.PopDefaults popDefaults = new PopHttpService.PopDefaults(
+                settings.engine().popDefaultTimeoutMs(), settings.engine().defaultSubscriptionMode());
+        DataPlane data = s.data();
+        Management m = s.management();
+        Observability o = s.observability();
+        Background b = s.background();
         ErrorMapping.register(routing);
         routing.addFilter(new RequestTextFilter());
-        routing.register(new HealthHttpService(s.database()));
-        routing.register("/api/v1", new DataHttpService(s.push(), s.pop(), s.ack(), tenancy, s.popDefaults(),
-                s.metrics(), s.switches(), s.spool()));
-        routing.register("/api/v1", new TransactionHttpService(s.transactions(), tenancy));
-        routing.register("/api/v1", new DeadLetterHttpService(s.deadLetters(), s.switches(), tenancy));
-        routing.register("/api/v1", new ConsumerGroupHttpService(s.seeks(), tenancy));
-        routing.register("/api/v1", new FetchHttpService(new FetchService(s.database(), s.cipher(), s.hub()), tenancy));
+        routing.register(new HealthHttpService(o.health()));
+        routing.register("/api/v1", new PushHttpService(data.intake(), o.metrics(), tenancy));
+        routing.register("/api/v1", new PopHttpService(data.pop(), b.switches(), o.metrics(), popDefaults, tenancy));
+        routing.register("/api/v1", new AckHttpService(data.ack(), o.metrics(), tenancy));
+        routing.register("/api/v1", new LeaseHttpService(data.ack(), tenancy));
+        routing.register("/api/v1", new TransactionHttpService(data.transactions(), tenancy));
+        routing.register("/api/v1", new DeadLetterHttpService(m.deadLetters(), b.switches(), tenancy));
+        routing.register("/api/v1", new ConsumerGroupHttpService(m.seeks(), tenancy));
+        routing.register("/api/v1", new FetchHttpService(data.fetch(), tenancy));
         // Management plane (broker/DESIGN.md, Management plane): one registration per service, below this line.
-        routing.register("/api/v1", new SystemHttpService(s.switches(), s.spool(), new TenantPurge(s.database())));
-        routing.register("/api/v1", new QueueHttpService(new QueueAdminService(
-                s.database(), s.catalog(), s.queueChanged(),
-                QueueAdminService.DEFAULT_SAFE_FLOOR_SECONDS), tenancy));
-        routing.register("/api/v1", new ConsumerGroupAdminHttpService(
-                new ConsumerGroupAdminService(s.database(), s.pop(), s.published()), tenancy));
-        routing.register("/api/v1", new MessagesHttpService(
-                new MessageBrowseService(s.database(), s.cipher()), tenancy));
-        routing.register("/api/v1", new TracesHttpService(
-                new TraceService(s.database()), tenancy));
-        MetricsHttpService.install(routing, s.metrics(), s.database(), s.switches(), s.spool());
-        routing.register("/api/v1", new StatusHttpService(
-                new ObservabilityService(s.database()), s.spool(), s.database(), tenancy));
-        routing.register("/api/v1/analytics", new AnalyticsHttpService(
-                new ObservabilityService(s.database()), tenancy));
+        routing.register("/api/v1", new SystemHttpService(b.switches(), b.spool(), m.tenantPurge()));
+        routing.register("/api/v1", new QueueHttpService(m.queues(), tenancy));
+        routing.register("/api/v1", new ConsumerGroupAdminHttpService(m.groups(), tenancy));
+        routing.register("/api/v1", new MessagesHttpService(m.messages(), tenancy));
+        routing.register("/api/v1", new TracesHttpService(m.traces(), tenancy));
+        MetricsHttpService.install(routing, o.metrics(), o.health(), o.reports(), b.switches(), b.spool());
+        routing.register("/api/v1", new StatusHttpService(o.reports(), b.spool(), o.health(), tenancy));
+        routing.register("/api/v1/analytics", new AnalyticsHttpService(o.reports(), tenancy));
         routing.any("/api/*", (req, res) ->
                 Json.send(res, Status.NOT_FOUND_404, Json.object().put("error", "Not Found").put("code", "no_such_route")));
     }
@@ -236,12 +265,12 @@ public final class Broker implements AutoCloseable {
     /** Graceful: stop accepting, let in-flight requests finish, then close the pool and the embedded database. */
     @Override
     public void close() {
-        int released = services.hub().close();
+        int released = services.background().hub().close();
         LOG.info("shutting down: " + released + " parked long-poll(s) released, draining in-flight requests");
         jobs.close();
         server.stop();
-        services.spool().close();
-        services.switches().close();
+        services.background().spool().close();
+        services.background().switches().close();
         wakeChannel.close();
         database.close();
         if (embedded != null) {

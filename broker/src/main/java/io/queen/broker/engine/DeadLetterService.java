@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -23,8 +24,13 @@ public final class DeadLetterService {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final byte[] JSON_NULL = "null".getBytes(StandardCharsets.US_ASCII);
 
+    /** One dead letter as listed, without its payload. */
+    public record DeadLetter(UUID id, String transactionId, UUID partitionId, String queue, String partition,
+                             String consumerGroup, String error, int retryCount, Instant failedAt) {
+    }
+
     /** A listed dead letter with its payload as served: plaintext when {@code decrypted}, else as stored. */
-    public record Listed(AdminStore.DeadLetter row, byte[] data, boolean decrypted) {
+    public record Listed(DeadLetter row, byte[] data, boolean decrypted) {
     }
 
     /**
@@ -38,10 +44,11 @@ public final class DeadLetterService {
     /**
      * A replay of one dead-letter row by id. {@code moved}: the push took the message (queued, or
      * buffered for the spool) and the row was removed; otherwise the push answered {@code duplicate}
-     * (this row was replayed before) or failed, and the row was kept.
+     * (this row was replayed before) or failed, and the row was kept. {@code id}, {@code consumerGroup}
+     * and {@code transactionId} are the row's; {@code queue} and {@code partition} where it was pushed.
      */
-    public record ReplayById(AdminStore.DeadLetterRow row, String queue, String partition, PushService.Result pushed,
-                             boolean moved, boolean rowRemoved) {
+    public record ReplayById(UUID id, String consumerGroup, String transactionId, String queue, String partition,
+                             PushService.Result pushed, boolean moved, boolean rowRemoved) {
     }
 
     private final Database database;
@@ -64,7 +71,9 @@ public final class DeadLetterService {
         for (AdminStore.DeadLetter row : rows) {
             byte[] stored = row.payload() == null ? JSON_NULL : row.payload().getBytes(StandardCharsets.UTF_8);
             byte[] plain = plaintext(stored);
-            out.add(new Listed(row, plain, plain != stored));
+            out.add(new Listed(new DeadLetter(row.id(), row.transactionId(), row.partitionId(), row.queue(),
+                    row.partition(), row.consumerGroup(), row.error(), row.retryCount(), row.failedAt()),
+                    plain, plain != stored));
         }
         return out;
     }
@@ -135,14 +144,16 @@ public final class DeadLetterService {
         PushService.Result pushed = push.push(tenant, List.of(new PushService.Item(toQueue, toPartition,
                 compact(plaintext(stored)), "dlq:" + row.id(), null))).get(0);
         if (!"queued".equals(pushed.status()) && !"buffered".equals(pushed.status())) {
-            return new ReplayById(row, toQueue, toPartition, pushed, false, false);
+            return new ReplayById(row.id(), row.consumerGroup(), row.transactionId(), toQueue, toPartition, pushed,
+                    false, false);
         }
         int removed;
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
             removed = AdminStore.deleteDeadLetterById(c, tenant, id);
         }
-        return new ReplayById(row, toQueue, toPartition, pushed, true, removed > 0);
+        return new ReplayById(row.id(), row.consumerGroup(), row.transactionId(), toQueue, toPartition, pushed,
+                true, removed > 0);
     }
 
     /** Plaintext of an envelope when a key is loaded and it decrypts; otherwise the same array. */

@@ -37,16 +37,40 @@ public final class MessageBrowseService {
     static final int FALLBACK_SCAN_SEGMENTS = 5000;
     private static final int FALLBACK_PAGE = 100;
 
-    /** A listed frame; {@code frame} and {@code data} are null when its segment is gone or unreadable. */
-    public record Listed(MessageStore.ListedFrame row, Frame frame, byte[] data) {
+    /** The listing's filters; null fields match anything. {@code from}/{@code to} null = the last hour. */
+    public record Filter(String queue, String partition, String namespace, String task, String status,
+                         Instant from, Instant to, int limit, int offset) {
     }
 
-    public record Page(List<Listed> messages, MessageStore.Mode mode) {
+    /** One listed frame, addressed by (partition, segment base offset, frame index). */
+    public record ListedFrame(UUID partitionId, String queue, String partition, String namespace, String task,
+                              long baseOffset, int frameIdx, byte[] txnHash, Instant createdAt, String status,
+                              int consumedBy, int totalGroups, Instant leaseExpiresAt) {
+    }
+
+    /** Whether queue mode and how many named groups consume what was listed or read. */
+    public record Mode(boolean hasQueueMode, int namedGroups) {
+    }
+
+    /** Where one frame is and where it stands; {@code error} and {@code dlqRetryCount} describe its dead letter. */
+    public record Detail(String queue, String partition, String namespace, String task, int leaseTime,
+                         int retryLimit, int retryDelay, int ttl, int priority, String status, String error,
+                         int dlqRetryCount, boolean hasQueueMode, int namedGroups,
+                         Instant queueModeLeaseExpiresAt) {
+    }
+
+    public record GroupPosition(String group, boolean consumed, Instant leaseExpiresAt) {
+    }
+
+    /** A listed frame; {@code frame} and {@code data} are null when its segment is gone or unreadable. */
+    public record Listed(ListedFrame row, Frame frame, byte[] data) {
+    }
+
+    public record Page(List<Listed> messages, Mode mode) {
     }
 
     /** One message read by address: the frame, its plaintext payload, where it is and where it stands. */
-    public record Message(Frame frame, byte[] data, Instant createdAt, MessageStore.Detail detail,
-                          List<MessageStore.GroupPosition> groups) {
+    public record Message(Frame frame, byte[] data, Instant createdAt, Detail detail, List<GroupPosition> groups) {
     }
 
     private record Found(MessageStore.StoredSegment segment, Frame frame, long offset) {
@@ -60,19 +84,21 @@ public final class MessageBrowseService {
         this.cipher = cipher;
     }
 
-    public Page list(UUID tenant, MessageStore.Filter filter) throws SQLException {
+    public Page list(UUID tenant, Filter filter) throws SQLException {
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            List<MessageStore.ListedFrame> rows = MessageStore.list(c, tenant, filter);
+            List<MessageStore.ListedFrame> rows = MessageStore.list(c, tenant, new MessageStore.Filter(filter.queue(),
+                    filter.partition(), filter.namespace(), filter.task(), filter.status(), filter.from(), filter.to(),
+                    filter.limit(), filter.offset()));
             MessageStore.Mode mode = MessageStore.mode(c, tenant, filter.queue(), filter.partition());
             Map<UUID, Map<Long, List<Frame>>> decoded = decodeSegments(c, tenant, rows);
             List<Listed> out = new ArrayList<>(rows.size());
             for (MessageStore.ListedFrame row : rows) {
                 List<Frame> frames = decoded.getOrDefault(row.partitionId(), Map.of()).get(row.baseOffset());
                 Frame f = frames != null && row.frameIdx() < frames.size() ? frames.get(row.frameIdx()) : null;
-                out.add(new Listed(row, f, f == null ? null : plaintext(f)));
+                out.add(new Listed(listed(row), f, f == null ? null : plaintext(f)));
             }
-            return new Page(out, mode);
+            return new Page(out, new Mode(mode.hasQueueMode(), mode.namedGroups()));
         }
     }
 
@@ -95,8 +121,9 @@ public final class MessageBrowseService {
             if (detail == null) {
                 return null;
             }
-            return new Message(found.frame(), plaintext(found.frame()), found.segment().createdAt(), detail,
-                    MessageStore.groups(c, tenant, partitionId, found.offset()));
+            return new Message(found.frame(), plaintext(found.frame()), found.segment().createdAt(), detail(detail),
+                    MessageStore.groups(c, tenant, partitionId, found.offset()).stream()
+                            .map(g -> new GroupPosition(g.group(), g.consumed(), g.leaseExpiresAt())).toList());
         }
     }
 
@@ -166,6 +193,18 @@ public final class MessageBrowseService {
             scanned += page.size();
         }
         return null;
+    }
+
+    private static ListedFrame listed(MessageStore.ListedFrame r) {
+        return new ListedFrame(r.partitionId(), r.queue(), r.partition(), r.namespace(), r.task(), r.baseOffset(),
+                r.frameIdx(), r.txnHash(), r.createdAt(), r.status(), r.consumedBy(), r.totalGroups(),
+                r.leaseExpiresAt());
+    }
+
+    private static Detail detail(MessageStore.Detail d) {
+        return new Detail(d.queue(), d.partition(), d.namespace(), d.task(), d.leaseTime(), d.retryLimit(),
+                d.retryDelay(), d.ttl(), d.priority(), d.status(), d.error(), d.dlqRetryCount(), d.hasQueueMode(),
+                d.namedGroups(), d.queueModeLeaseExpiresAt());
     }
 
     /** The payload as the client sent it: envelopes are decrypted when the key opens them. */

@@ -43,6 +43,10 @@ public final class QueueAdminService {
     public record Deleted(JsonNode body, boolean existed) {
     }
 
+    /** One entry of a partition discovery call; {@code since} is parsed by PostgreSQL. */
+    public record ChangedEntry(String queue, String since, String after, int limit) {
+    }
+
     /** A partition-discovery {@code since} PostgreSQL could not read as a timestamp. */
     public static final class InvalidSinceException extends RuntimeException {
         InvalidSinceException(String message) {
@@ -168,10 +172,12 @@ public final class QueueAdminService {
      *
      * @throws InvalidSinceException when an entry's {@code since} is not a timestamp
      */
-    public JsonNode partitionsChanged(UUID tenant, List<QueueAdminStore.ChangedEntry> entries) throws SQLException {
+    public JsonNode partitionsChanged(UUID tenant, List<ChangedEntry> entries) throws SQLException {
+        List<QueueAdminStore.ChangedEntry> rows = entries.stream()
+                .map(e -> new QueueAdminStore.ChangedEntry(e.queue(), e.since(), e.after(), e.limit())).toList();
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            return parse(QueueAdminStore.partitionsChanged(c, tenant, entries, SAFE_TIME_GUARD_SECONDS,
+            return parse(QueueAdminStore.partitionsChanged(c, tenant, rows, SAFE_TIME_GUARD_SECONDS,
                     safeFloorSeconds));
         } catch (SQLException e) {
             if (QueueAdminStore.isBadTimestamp(e)) {

@@ -5,6 +5,7 @@ import io.queen.broker.store.TraceStore;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
@@ -15,12 +16,31 @@ import java.util.UUID;
  */
 public final class TraceService {
     /** The worker id every trace is stored with (the reference's literal; clients never send one). */
-    public static final String WORKER_ID = "seg-rust";
+    static final String WORKER_ID = "seg-rust";
 
-    public record NamedPage(List<TraceStore.NamedTrace> traces, long total) {
+    /** What a trace write records; trace data travels as JSON text both ways. */
+    public record NewTrace(UUID partitionId, String transactionId, String consumerGroup, String eventType,
+                           String dataJson, List<String> names) {
     }
 
-    public record NamesPage(List<TraceStore.TraceName> names, long total) {
+    /** One trace event of a message. */
+    public record Trace(UUID id, String eventType, String dataJson, String consumerGroup, String workerId,
+                        Instant createdAt, List<String> names) {
+    }
+
+    /** One trace event found by name, with the message and queue it belongs to. */
+    public record NamedTrace(UUID id, String transactionId, UUID partitionId, String eventType, String dataJson,
+                             String consumerGroup, String workerId, Instant createdAt, String queue,
+                             String partition, List<String> names) {
+    }
+
+    public record TraceName(String name, long traceCount, long messageCount, Instant lastSeen) {
+    }
+
+    public record NamedPage(List<NamedTrace> traces, long total) {
+    }
+
+    public record NamesPage(List<TraceName> names, long total) {
     }
 
     private final Database database;
@@ -30,33 +50,40 @@ public final class TraceService {
     }
 
     /** The trace id, or null when the partition is not the tenant's. */
-    public UUID record(UUID tenant, TraceStore.NewTrace trace) throws SQLException {
+    public UUID record(UUID tenant, NewTrace t) throws SQLException {
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            return TraceStore.record(c, tenant, trace);
+            return TraceStore.record(c, tenant, new TraceStore.NewTrace(t.partitionId(), t.transactionId(),
+                    t.consumerGroup(), t.eventType(), t.dataJson(), WORKER_ID, t.names()));
         }
     }
 
     /** Oldest first; empty for an unknown message or a partition of another tenant. */
-    public List<TraceStore.Trace> ofMessage(UUID tenant, UUID partitionId, String transactionId) throws SQLException {
+    public List<Trace> ofMessage(UUID tenant, UUID partitionId, String transactionId) throws SQLException {
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            return TraceStore.ofMessage(c, tenant, partitionId, transactionId);
+            return TraceStore.ofMessage(c, tenant, partitionId, transactionId).stream().map(t -> new Trace(t.id(),
+                    t.eventType(), t.dataJson(), t.consumerGroup(), t.workerId(), t.createdAt(), t.names())).toList();
         }
     }
 
     public NamedPage byName(UUID tenant, String name, int limit, int offset) throws SQLException {
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            return new NamedPage(TraceStore.byName(c, tenant, name, limit, offset),
-                    TraceStore.countByName(c, tenant, name));
+            List<NamedTrace> traces = TraceStore.byName(c, tenant, name, limit, offset).stream().map(t ->
+                    new NamedTrace(t.id(), t.transactionId(), t.partitionId(), t.eventType(), t.dataJson(),
+                            t.consumerGroup(), t.workerId(), t.createdAt(), t.queue(), t.partition(), t.names()))
+                    .toList();
+            return new NamedPage(traces, TraceStore.countByName(c, tenant, name));
         }
     }
 
     public NamesPage names(UUID tenant, int limit, int offset) throws SQLException {
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            return new NamesPage(TraceStore.names(c, tenant, limit, offset), TraceStore.countNames(c, tenant));
+            List<TraceName> names = TraceStore.names(c, tenant, limit, offset).stream()
+                    .map(n -> new TraceName(n.name(), n.traceCount(), n.messageCount(), n.lastSeen())).toList();
+            return new NamesPage(names, TraceStore.countNames(c, tenant));
         }
     }
 }

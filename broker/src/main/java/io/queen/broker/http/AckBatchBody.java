@@ -72,7 +72,7 @@ final class AckBatchBody {
             if (r == null) {
                 throw new BadRequestException("bad body: acknowledgments[" + i + "] must be an object");
             }
-            items.add(DataHttpService.ackItem(orEmpty(r.transactionId), orEmpty(r.partitionId), r.status,
+            items.add(BodyItems.ackItem(orEmpty(r.transactionId), orEmpty(r.partitionId), r.status,
                     orEmpty(r.leaseId), r.error));
         }
         return new Parsed(group == null || group.isEmpty() ? Tenants.QUEUE_MODE : group, items);

@@ -8,7 +8,6 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.ConsumerGroupAdminService;
-import io.queen.broker.store.ConsumerGroupStore;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -40,14 +39,14 @@ public final class ConsumerGroupAdminHttpService implements HttpService {
 
     private void list(ServerRequest req, ServerResponse res) throws SQLException {
         ArrayNode out = Json.MAPPER.createArrayNode();
-        for (ConsumerGroupStore.GroupOnQueue g : groups.groups(tenancy.of(req))) {
+        for (ConsumerGroupAdminService.GroupOnQueue g : groups.groups(tenancy.of(req))) {
             ObjectNode o = out.addObject().put("name", g.group());
             o.putArray("topics").add(g.queue());
             // members counts cursor rows (partitions the group holds a cursor on), as the reference does.
             o.put("queueName", g.queue()).put("members", g.cursors()).put("partitionCursors", g.cursors())
                     .put("partitionsWithLag", g.partitionsWithLag()).put("totalLag", g.totalLag())
                     .put("maxTimeLag", g.maxTimeLagSeconds())
-                    .put("state", ConsumerGroupAdminService.state(g.maxTimeLagSeconds(), g.maxTotalConsumed()))
+                    .put("state", g.state())
                     .put("storage", "segments")
                     .put("subscriptionMode", g.subscriptionMode())
                     .put("subscriptionTimestamp", Wire.timestamp(g.subscriptionTimestamp()))
@@ -60,7 +59,7 @@ public final class ConsumerGroupAdminHttpService implements HttpService {
     private void lagging(ServerRequest req, ServerResponse res) throws SQLException {
         int minLag = new Params(req.query()).integer("minLagSeconds", 3600);
         ArrayNode out = Json.MAPPER.createArrayNode();
-        for (ConsumerGroupStore.LaggingCursor l : groups.lagging(tenancy.of(req), minLag)) {
+        for (ConsumerGroupAdminService.LaggingCursor l : groups.lagging(tenancy.of(req), minLag)) {
             out.addObject().put("consumer_group", l.group()).put("queue_name", l.queue())
                     .put("partition_name", l.partition()).put("partition_id", l.partitionId().toString())
                     .put("worker_id", l.workerId()).put("offset_lag", l.offsetLag())
@@ -77,7 +76,7 @@ public final class ConsumerGroupAdminHttpService implements HttpService {
     private void detail(ServerRequest req, ServerResponse res) throws SQLException {
         String group = Names.path(req, "group", Names.CONSUMER_GROUP);
         ObjectNode out = Json.object();
-        for (ConsumerGroupStore.GroupCursor g : groups.cursors(tenancy.of(req), group)) {
+        for (ConsumerGroupAdminService.GroupCursor g : groups.cursors(tenancy.of(req), group)) {
             ObjectNode queue = (ObjectNode) out.get(g.queue());
             if (queue == null) {
                 queue = out.putObject(g.queue());
@@ -95,18 +94,18 @@ public final class ConsumerGroupAdminHttpService implements HttpService {
     private void deleteGroup(ServerRequest req, ServerResponse res) throws SQLException {
         String group = Names.path(req, "group", Names.CONSUMER_GROUP);
         boolean deleteMetadata = new Params(req.query()).bool("deleteMetadata", true);
-        ConsumerGroupStore.Deletion d = groups.delete(tenancy.of(req), group, null, deleteMetadata);
+        int deleted = groups.delete(tenancy.of(req), group, null, deleteMetadata);
         Json.send(res, Status.OK_200, Json.object().put("success", true).put("consumerGroup", group)
-                .put("deletedPartitions", d.deletedPartitions()).put("metadataDeleted", deleteMetadata));
+                .put("deletedPartitions", deleted).put("metadataDeleted", deleteMetadata));
     }
 
     private void deleteOnQueue(ServerRequest req, ServerResponse res) throws SQLException {
         String group = Names.path(req, "group", Names.CONSUMER_GROUP);
         String queue = Names.path(req, "queue", Names.QUEUE);
         boolean deleteMetadata = new Params(req.query()).bool("deleteMetadata", true);
-        ConsumerGroupStore.Deletion d = groups.delete(tenancy.of(req), group, queue, deleteMetadata);
+        int deleted = groups.delete(tenancy.of(req), group, queue, deleteMetadata);
         Json.send(res, Status.OK_200, Json.object().put("success", true).put("consumerGroup", group)
-                .put("queueName", queue).put("deletedPartitions", d.deletedPartitions())
+                .put("queueName", queue).put("deletedPartitions", deleted)
                 .put("metadataDeleted", deleteMetadata));
     }
 }

@@ -2,7 +2,6 @@ package io.queen.broker.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRules;
@@ -12,12 +11,9 @@ import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.DeadLetterService;
 import io.queen.broker.engine.MaintenanceSwitches;
 import io.queen.broker.engine.PushService;
-import io.queen.broker.store.AdminStore;
 
-import java.io.IOException;
 import java.sql.SQLException;
 import java.util.UUID;
-import java.util.regex.Pattern;
 
 /**
  * The dead-letter queue under {@code /api/v1} (broker/DESIGN.md, Acks, retries and dead letters):
@@ -25,9 +21,6 @@ import java.util.regex.Pattern;
  * id. Every call is scoped to the request's tenant.
  */
 public final class DeadLetterHttpService implements HttpService {
-    private static final Pattern UUID_TEXT =
-            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
-
     private static final UUID ZERO_UUID = new UUID(0, 0);
 
     private final DeadLetterService deadLetters;
@@ -53,15 +46,12 @@ public final class DeadLetterHttpService implements HttpService {
         Params q = new Params(req.query());
         int limit = q.integer("limit", 100);
         int offset = q.integer("offset", 0);
-        if (limit < 0 || offset < 0) {
-            throw new BadRequestException("invalid query parameters limit=" + limit + ", offset=" + offset
-                    + ": must not be negative");
-        }
+        Params.checkPage(limit, offset);
         ObjectNode body = Json.object();
         ArrayNode messages = body.putArray("messages");
         for (DeadLetterService.Listed l : deadLetters.list(tenancy.of(req), q.name("queue", Names.QUEUE).orElse(null),
                 q.name("consumerGroup", Names.CONSUMER_GROUP).orElse(null), limit, offset)) {
-            AdminStore.DeadLetter d = l.row();
+            DeadLetterService.DeadLetter d = l.row();
             String failedAt = Wire.timestamp(d.failedAt());
             ObjectNode m = messages.addObject()
                     .put("id", d.id().toString())
@@ -72,7 +62,7 @@ public final class DeadLetterHttpService implements HttpService {
                     .put("consumerGroup", d.consumerGroup())
                     .put("errorMessage", d.error())
                     .put("retryCount", d.retryCount());
-            m.set("data", parse(l.data()));
+            m.set("data", Json.storedOrNull(l.data()));
             m.putNull("producerSub");
             // The original enqueue time is not kept with the snapshot: createdAt is the failure time.
             m.put("createdAt", failedAt).put("failedAt", failedAt);
@@ -106,7 +96,7 @@ public final class DeadLetterHttpService implements HttpService {
         var path = req.path().pathParameters();
         String pid = path.get("partitionId");
         String txn = Names.path(req, "transactionId", Names.TRANSACTION_ID);
-        if (deadLetters.delete(tenancy.of(req), uuid(pid), txn) == 0) {
+        if (deadLetters.delete(tenancy.of(req), Names.uuid("partitionId", pid), txn) == 0) {
             // Live messages sit in immutable segments: only dead letters are deletable, so none is a 404.
             notFound(res, pid, txn, "No dead-letter row for this address. Live messages cannot be deleted");
             return;
@@ -119,7 +109,7 @@ public final class DeadLetterHttpService implements HttpService {
         var path = req.path().pathParameters();
         String pid = path.get("partitionId");
         String txn = Names.path(req, "transactionId", Names.TRANSACTION_ID);
-        DeadLetterService.Replay r = deadLetters.replay(tenancy.of(req), uuid(pid), txn);
+        DeadLetterService.Replay r = deadLetters.replay(tenancy.of(req), Names.uuid("partitionId", pid), txn);
         if (r == null) {
             notFound(res, pid, txn, "No dead-letter row for this address. Only dead letters can be replayed");
             return;
@@ -165,7 +155,7 @@ public final class DeadLetterHttpService implements HttpService {
                             + " row is untouched; replay it once maintenance is off"));
             return;
         }
-        DeadLetterService.ReplayById r = id != null && UUID_TEXT.matcher(id).matches()
+        DeadLetterService.ReplayById r = Names.isUuid(id)
                 ? deadLetters.replayById(tenancy.of(req), UUID.fromString(id), overrides[0], overrides[1]) : null;
         if (r == null) {
             Json.send(res, Status.NOT_FOUND_404, Json.object().put("success", false).put("result", "gone")
@@ -189,8 +179,8 @@ public final class DeadLetterHttpService implements HttpService {
         replayed.putNull("offset");
         ObjectNode body = Json.object().put("success", true).put("result", r.moved() ? "moved" : "duplicate")
                 .put("queue", r.queue()).put("partition", r.partition())
-                .put("consumerGroup", r.row().consumerGroup()).put("dlqId", r.row().id().toString())
-                .put("originalTransactionId", r.row().transactionId());
+                .put("consumerGroup", r.consumerGroup()).put("dlqId", r.id().toString())
+                .put("originalTransactionId", r.transactionId());
         body.set("replayedAs", replayed);
         body.put("dlqRowRemoved", r.rowRemoved());
         Json.send(res, Status.OK_200, body);
@@ -234,22 +224,5 @@ public final class DeadLetterHttpService implements HttpService {
     private static void notFound(ServerResponse res, String pid, String txn, String message) {
         Json.send(res, Status.NOT_FOUND_404, Json.object().put("success", false).put("partitionId", pid)
                 .put("transactionId", txn).put("error", "Message not found").put("message", message));
-    }
-
-    private static UUID uuid(String text) {
-        if (text == null || !UUID_TEXT.matcher(text).matches()) {
-            throw new BadRequestException("partitionId \"" + text + "\" is not a UUID");
-        }
-        return UUID.fromString(text);
-    }
-
-    /** A stored payload as JSON; one that does not parse is served as null rather than failing the page. */
-    private static JsonNode parse(byte[] json) {
-        try {
-            JsonNode node = Json.MAPPER.readTree(json);
-            return node == null || node.isMissingNode() ? NullNode.getInstance() : node;
-        } catch (IOException e) {
-            return NullNode.getInstance();
-        }
     }
 }

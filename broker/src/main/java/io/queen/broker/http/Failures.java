@@ -1,14 +1,13 @@
 package io.queen.broker.http;
 
 import io.helidon.http.Status;
-import io.queen.broker.store.SqlStates;
-
-import java.sql.SQLException;
+import io.queen.broker.engine.FailureKind;
 
 /**
  * What a failure that is not the client's mistake means to the client: a status, a stable
- * {@code code}, and a message in the client's terms. The database's own text, SQLSTATEs and Java
- * exception messages never leave the broker; they go to the log line that carries the same errorId.
+ * {@code code}, and a message in the client's terms, one answer per engine {@link FailureKind}. The
+ * database's own text, SQLSTATEs and Java exception messages never leave the broker; they go to the
+ * log line that carries the same errorId.
  */
 final class Failures {
     /** Seconds a client should wait before retrying a request the database could not serve. */
@@ -34,34 +33,12 @@ final class Failures {
     }
 
     static Answer classify(Throwable failure) {
-        if (SqlStates.isUnavailable(failure)) {
-            return UNAVAILABLE;
-        }
-        String state = SqlStates.of(failure);
-        if (state == null) {
-            return hasSqlException(failure) ? UNAVAILABLE : INTERNAL;
-        }
-        if (SqlStates.isContention(failure)) {
-            return BUSY;
-        }
-        if (SqlStates.isDataException(failure)) {
-            // Data exceptions are a value the edge validation let through: the client's value, not the broker.
-            return INVALID_VALUE;
-        }
-        if (SqlStates.FOREIGN_KEY_VIOLATION.equals(state)) {
-            return CONFLICT;
-        }
-        return INTERNAL;
-    }
-
-    /** pgjdbc reports an I/O failure of the connection as an SQLException without a SQLSTATE. */
-    private static boolean hasSqlException(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof SQLException sql && sql.getSQLState() == null
-                    && sql.getCause() instanceof java.io.IOException) {
-                return true;
-            }
-        }
-        return false;
+        return switch (FailureKind.of(failure)) {
+            case UNAVAILABLE -> UNAVAILABLE;
+            case BUSY -> BUSY;
+            case INVALID_VALUE -> INVALID_VALUE;
+            case CONFLICT -> CONFLICT;
+            case INTERNAL -> INTERNAL;
+        };
     }
 }

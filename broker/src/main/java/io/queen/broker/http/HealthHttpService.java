@@ -6,7 +6,7 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.Version;
-import io.queen.broker.store.Database;
+import io.queen.broker.engine.DatabaseHealth;
 
 import java.sql.SQLException;
 import java.util.logging.Logger;
@@ -20,10 +20,10 @@ public final class HealthHttpService implements HttpService {
     private static final Logger LOG = Logger.getLogger(HealthHttpService.class.getName());
     static final String ENGINE = "segments-rust";
 
-    private final Database database;
+    private final DatabaseHealth health;
 
-    public HealthHttpService(Database database) {
-        this.database = database;
+    public HealthHttpService(DatabaseHealth health) {
+        this.health = health;
     }
 
     @Override
@@ -35,13 +35,12 @@ public final class HealthHttpService implements HttpService {
     private void health(ServerRequest req, ServerResponse res) {
         var body = Json.object();
         try {
-            database.ping();
+            health.ping();
             body.put("status", "healthy").put("database", "connected");
             body.put("engine", ENGINE).put("version", Version.VALUE);
             Json.send(res, Status.OK_200, body);
         } catch (SQLException | RuntimeException e) {
-            LOG.warning("health check: database " + database.settings().host() + ":" + database.settings().port()
-                    + " does not answer: " + e.getMessage());
+            LOG.warning("health check: database " + health.address() + " does not answer: " + e.getMessage());
             body.put("status", "unhealthy").put("database", "disconnected");
             body.put("engine", ENGINE).put("version", Version.VALUE);
             // The driver's text stays in the log line above; the answer says what failed in plain terms.

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
@@ -45,6 +46,22 @@ public final class Json {
 
     public static void error(ServerResponse res, Status status, String message) {
         send(res, status, object().put("error", message));
+    }
+
+    /**
+     * JSON the broker stored (a payload, a dead letter's snapshot, trace data) as a tree to serve:
+     * none or empty is JSON null, and text that is not JSON is served as null rather than failing.
+     */
+    static JsonNode storedOrNull(byte[] json) {
+        if (json == null || json.length == 0) {
+            return NullNode.getInstance();
+        }
+        try {
+            JsonNode node = MAPPER.readTree(json);
+            return node == null || node.isMissingNode() ? NullNode.getInstance() : node;
+        } catch (IOException e) {
+            return NullNode.getInstance();
+        }
     }
 
     /** A JSON value as compact UTF-8 bytes, as stored in a frame. */

@@ -13,15 +13,11 @@ import io.queen.broker.engine.MessageBrowseService;
 import io.queen.broker.engine.segment.CorruptSegmentException;
 import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.TxnHash;
-import io.queen.broker.store.MessageStore;
 
-import java.io.IOException;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.Set;
-import java.util.UUID;
 import java.util.logging.Logger;
-import java.util.regex.Pattern;
 
 /**
  * Message browsing under {@code /api/v1} (broker/DESIGN.md, Management plane): the listing and the
@@ -31,8 +27,6 @@ import java.util.regex.Pattern;
  */
 public final class MessagesHttpService implements HttpService {
     private static final Logger LOG = Logger.getLogger(MessagesHttpService.class.getName());
-    private static final Pattern UUID_TEXT =
-            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     private static final Set<String> STATUSES = Set.of("pending", "processing", "completed", "dead_letter");
 
     private final MessageBrowseService messages;
@@ -50,7 +44,7 @@ public final class MessagesHttpService implements HttpService {
     }
 
     private void list(ServerRequest req, ServerResponse res) throws SQLException {
-        MessageStore.Filter filter = filter(new Params(req.query()));
+        MessageBrowseService.Filter filter = filter(new Params(req.query()));
         MessageBrowseService.Page page = messages.list(tenancy.of(req), filter);
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("messages");
@@ -69,7 +63,7 @@ public final class MessagesHttpService implements HttpService {
         String txn = Names.path(req, "transactionId", Names.TRANSACTION_ID);
         MessageBrowseService.Message m;
         try {
-            m = messages.read(tenancy.of(req), uuid(pid), txn);
+            m = messages.read(tenancy.of(req), Names.uuid("partitionId", pid), txn);
         } catch (CorruptSegmentException e) {
             LOG.warning("message " + txn + " of partition " + pid + ": " + e.getMessage());
             Json.error(res, Status.INTERNAL_SERVER_ERROR_500, "frame decode failed");
@@ -80,8 +74,8 @@ public final class MessagesHttpService implements HttpService {
             return;
         }
         Frame f = m.frame();
-        MessageStore.Detail d = m.detail();
-        JsonNode data = json(m.data());
+        MessageBrowseService.Detail d = m.detail();
+        JsonNode data = Json.storedOrNull(m.data());
         ObjectNode body = Json.object().put("id", f.messageId().toString()).put("transactionId", f.transactionId());
         body.set("data", data);
         body.set("payload", data);
@@ -101,7 +95,7 @@ public final class MessagesHttpService implements HttpService {
                 .put("retryCount", d.dlqRetryCount())
                 .put("leaseExpiresAt", Wire.timestamp(d.queueModeLeaseExpiresAt()));
         ArrayNode groups = body.putArray("consumerGroups");
-        for (MessageStore.GroupPosition g : m.groups()) {
+        for (MessageBrowseService.GroupPosition g : m.groups()) {
             groups.addObject().put("name", g.group()).put("group", g.group()).put("consumed", g.consumed())
                     .put("leaseExpiresAt", Wire.timestamp(g.leaseExpiresAt()));
         }
@@ -111,7 +105,7 @@ public final class MessagesHttpService implements HttpService {
         Json.send(res, Status.OK_200, body);
     }
 
-    private static MessageStore.Filter filter(Params q) {
+    private static MessageBrowseService.Filter filter(Params q) {
         String status = q.name("status", Names.FILTER).orElse(null);
         if (status != null && !STATUSES.contains(status)) {
             throw new BadRequestException("invalid query parameter status=" + status
@@ -119,14 +113,12 @@ public final class MessagesHttpService implements HttpService {
         }
         int limit = q.integer("limit", 200);
         int offset = q.integer("offset", 0);
-        if (limit < 0 || offset < 0) {
-            throw new BadRequestException("invalid query parameters limit=" + limit + ", offset=" + offset
-                    + ": must not be negative");
-        }
+        Params.checkPage(limit, offset);
         // The reference's older route spelled namespace "ns"; both are accepted, namespace wins.
         String namespace = q.name("namespace", Names.NAMESPACE).or(() -> q.name("ns", Names.NAMESPACE)).orElse(null);
-        return new MessageStore.Filter(q.name("queue", Names.QUEUE).orElse(null), q.name("partition", Names.PARTITION).orElse(null),
-                namespace, q.name("task", Names.TASK).orElse(null), status, instant(q, "from"), instant(q, "to"), limit, offset);
+        return new MessageBrowseService.Filter(q.name("queue", Names.QUEUE).orElse(null),
+                q.name("partition", Names.PARTITION).orElse(null), namespace, q.name("task", Names.TASK).orElse(null),
+                status, instant(q, "from"), instant(q, "to"), limit, offset);
     }
 
     private static Instant instant(Params q, String name) {
@@ -134,7 +126,7 @@ public final class MessagesHttpService implements HttpService {
     }
 
     private static ObjectNode listed(MessageBrowseService.Listed l) {
-        MessageStore.ListedFrame r = l.row();
+        MessageBrowseService.ListedFrame r = l.row();
         Frame f = l.frame();
         ObjectNode o = Json.object()
                 .put("id", f == null ? null : f.messageId().toString())
@@ -155,13 +147,13 @@ public final class MessagesHttpService implements HttpService {
                 .put("payloadAvailable", f != null);
         o.putObject("segment").put("seq", r.baseOffset()).put("frameIdx", r.frameIdx());
         o.put("createdAt", Wire.timestamp(r.createdAt())).put("leaseExpiresAt", Wire.timestamp(r.leaseExpiresAt()));
-        JsonNode data = f == null ? NullNode.getInstance() : json(l.data());
+        JsonNode data = f == null ? NullNode.getInstance() : Json.storedOrNull(l.data());
         o.set("data", data);
         o.set("payload", data);
         return o;
     }
 
-    private static String listingType(MessageStore.Mode m) {
+    private static String listingType(MessageBrowseService.Mode m) {
         if (m.hasQueueMode()) {
             return m.namedGroups() > 0 ? "hybrid" : "queue";
         }
@@ -170,25 +162,5 @@ public final class MessagesHttpService implements HttpService {
 
     private static ObjectNode mode(boolean hasQueueMode, int namedGroups, String type) {
         return Json.object().put("hasQueueMode", hasQueueMode).put("busGroupsCount", namedGroups).put("type", type);
-    }
-
-    private static UUID uuid(String text) {
-        if (text == null || !UUID_TEXT.matcher(text).matches()) {
-            throw new BadRequestException("partitionId \"" + text + "\" is not a UUID");
-        }
-        return UUID.fromString(text);
-    }
-
-    /** A frame payload as JSON: empty is null, and text that is not JSON is served as null rather than failing. */
-    private static JsonNode json(byte[] payload) {
-        if (payload == null || payload.length == 0) {
-            return NullNode.getInstance();
-        }
-        try {
-            JsonNode node = Json.MAPPER.readTree(payload);
-            return node == null || node.isMissingNode() ? NullNode.getInstance() : node;
-        } catch (IOException e) {
-            return NullNode.getInstance();
-        }
     }
 }

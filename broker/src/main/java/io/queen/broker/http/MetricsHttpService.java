@@ -10,11 +10,11 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.BrokerMetrics;
+import io.queen.broker.engine.DatabaseHealth;
 import io.queen.broker.engine.MaintenanceSwitches;
 import io.queen.broker.engine.ObservabilityService;
 import io.queen.broker.engine.ProcessGauges;
 import io.queen.broker.engine.PushSpool;
-import io.queen.broker.store.Database;
 
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
@@ -45,16 +45,16 @@ public final class MetricsHttpService implements HttpService {
     private static final Logger LOG = Logger.getLogger(MetricsHttpService.class.getName());
 
     private final BrokerMetrics metrics;
-    private final Database database;
+    private final DatabaseHealth health;
     private final ObservabilityService observability;
     private final ProcessGauges process;
     private final MaintenanceSwitches switches;
     private final PushSpool spool;
 
-    public MetricsHttpService(BrokerMetrics metrics, Database database, ObservabilityService observability,
+    public MetricsHttpService(BrokerMetrics metrics, DatabaseHealth health, ObservabilityService observability,
                               ProcessGauges process, MaintenanceSwitches switches, PushSpool spool) {
         this.metrics = metrics;
-        this.database = database;
+        this.health = health;
         this.observability = observability;
         this.process = process;
         this.switches = switches;
@@ -62,14 +62,14 @@ public final class MetricsHttpService implements HttpService {
     }
 
     /** Registers the two routes and the filter that counts every request the router sees. */
-    public static void install(HttpRouting.Builder routing, BrokerMetrics metrics, Database database,
-                               MaintenanceSwitches switches, PushSpool spool) {
+    public static void install(HttpRouting.Builder routing, BrokerMetrics metrics, DatabaseHealth health,
+                               ObservabilityService observability, MaintenanceSwitches switches, PushSpool spool) {
         routing.addFilter((chain, req, res) -> {
             metrics.requestServed();
             chain.proceed();
         });
-        routing.register(new MetricsHttpService(metrics, database, new ObservabilityService(database),
-                new ProcessGauges(), switches, spool));
+        routing.register(new MetricsHttpService(metrics, health, observability, new ProcessGauges(), switches,
+                spool));
     }
 
     @Override
@@ -87,10 +87,11 @@ public final class MetricsHttpService implements HttpService {
         ObjectNode body = Json.object().put("uptime", metrics.uptimeSeconds());
         body.putObject("requests").put("total", c.httpRequests()).put("rate", metrics.requestsPerSecond());
         body.putObject("messages").put("total", c.messages()).put("rate", metrics.messagesPerSecond());
+        DatabaseHealth.Pool pool = health.pool();
         body.putObject("database")
-                .put("poolSize", database.settings().poolSize())
-                .put("idleConnections", database.idleConnections())
-                .put("waitingRequests", database.waitingRequests());
+                .put("poolSize", pool.size())
+                .put("idleConnections", pool.idle())
+                .put("waitingRequests", pool.waiting());
         ObjectNode mem = body.putObject("memory");
         OptionalLong rss = process.residentBytes();
         if (rss.isPresent()) {
@@ -157,11 +158,12 @@ public final class MetricsHttpService implements HttpService {
     }
 
     private void poolFamilies(PrometheusText t) {
-        t.family("queen_db_pool_size", "gauge", "Configured DB pool size").sample(database.settings().poolSize());
-        t.family("queen_db_pool_idle", "gauge", "Idle pooled connections").sample(database.idleConnections());
-        t.family("queen_db_pool_active", "gauge", "Active pooled connections").sample(database.activeConnections());
+        DatabaseHealth.Pool pool = health.pool();
+        t.family("queen_db_pool_size", "gauge", "Configured DB pool size").sample(pool.size());
+        t.family("queen_db_pool_idle", "gauge", "Idle pooled connections").sample(pool.idle());
+        t.family("queen_db_pool_active", "gauge", "Active pooled connections").sample(pool.active());
         t.family("queen_db_pool_waiting", "gauge", "Requests waiting for a pooled connection")
-                .sample(database.waitingRequests());
+                .sample(pool.waiting());
     }
 
     private void maintenanceFamilies(PrometheusText t) {

@@ -3,6 +3,8 @@ package io.queen.broker.http;
 import io.helidon.webserver.http.ServerRequest;
 
 import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * The one place that says what a name a client gives the broker may be: a queue, a partition, a
@@ -17,6 +19,9 @@ import java.nio.charset.StandardCharsets;
  * kept in a btree of text, is capped in bytes well below the 2.7 KB an index entry holds.
  */
 public final class Names {
+    private static final Pattern CANONICAL_UUID =
+            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
     /** A name's field (as the client spells it) and its limits; {@code maxBytes} 0 for none. */
     public record Rule(String field, int maxChars, int maxBytes) {
     }
@@ -68,6 +73,19 @@ public final class Names {
     /** A path parameter, checked: a 400 names it. */
     public static String path(ServerRequest req, String param, Rule rule) {
         return check(rule, req.path().pathParameters().get(param), "path parameter " + param);
+    }
+
+    /** Whether {@code text} is a UUID in its canonical 8-4-4-4-12 hex form (either case). */
+    static boolean isUuid(String text) {
+        return text != null && CANONICAL_UUID.matcher(text).matches();
+    }
+
+    /** A UUID a client gave, canonical form only; anything else is a 400 naming {@code field}. */
+    static UUID uuid(String field, String text) {
+        if (!isUuid(text)) {
+            throw new BadRequestException(field + " \"" + text + "\" is not a UUID");
+        }
+        return UUID.fromString(text);
     }
 
     /** Null when {@code value} can be stored as text, else why not. */

@@ -30,6 +30,14 @@ final class Params {
         return query.first(name).asOptional().map(v -> Names.check(rule, v, "query parameter " + name));
     }
 
+    /** A page's {@code limit} and {@code offset}: a negative one is a 400. */
+    static void checkPage(int limit, int offset) {
+        if (limit < 0 || offset < 0) {
+            throw new BadRequestException("invalid query parameters limit=" + limit + ", offset=" + offset
+                    + ": must not be negative");
+        }
+    }
+
     int integer(String name, int fallback) {
         Optional<String> v = string(name);
         if (v.isEmpty()) {

@@ -83,7 +83,7 @@ final class PushBody {
                     default -> p.skipChildren();
                 }
             }
-            items.add(DataHttpService.pushItem(queue, partition, transactionId, payload, index));
+            items.add(BodyItems.pushItem(queue, partition, transactionId, payload, index));
         }
         return items;
     }

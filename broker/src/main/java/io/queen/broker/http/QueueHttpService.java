@@ -8,7 +8,6 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.QueueAdminService;
-import io.queen.broker.store.QueueAdminStore;
 
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -163,7 +162,7 @@ public final class QueueHttpService implements HttpService {
 
     private void partitionsChanged(ServerRequest req, ServerResponse res) throws SQLException {
         UUID tenant = tenancy.of(req);
-        List<QueueAdminStore.ChangedEntry> entries = changedEntries(badBodyOnError(req));
+        List<QueueAdminService.ChangedEntry> entries = changedEntries(badBodyOnError(req));
         try {
             Json.send(res, Status.OK_200, queues.partitionsChanged(tenant, entries));
         } catch (QueueAdminService.InvalidSinceException e) {
@@ -172,7 +171,7 @@ public final class QueueHttpService implements HttpService {
     }
 
     /** Validates the batch; {@code since} is left for PostgreSQL to parse, as every wire timestamp is. */
-    static List<QueueAdminStore.ChangedEntry> changedEntries(JsonNode body) {
+    static List<QueueAdminService.ChangedEntry> changedEntries(JsonNode body) {
         if (!body.isObject()) {
             throw new BadRequestException("bad body: a JSON object is required");
         }
@@ -187,7 +186,7 @@ public final class QueueHttpService implements HttpService {
             throw new BadRequestException("bad body: " + list.size() + " entries exceeds the "
                     + MAX_CHANGED_ENTRIES + "-entry limit");
         }
-        List<QueueAdminStore.ChangedEntry> out = new ArrayList<>(list.size());
+        List<QueueAdminService.ChangedEntry> out = new ArrayList<>(list.size());
         for (int i = 0; i < list.size(); i++) {
             JsonNode e = list.get(i);
             if (!e.isObject() || !e.path("queue").isTextual()) {
@@ -197,7 +196,7 @@ public final class QueueHttpService implements HttpService {
             if (queue.isEmpty()) {
                 throw new BadRequestException("bad body: entry " + i + " has an empty queue name");
             }
-            out.add(new QueueAdminStore.ChangedEntry(queue, optionalText(e, "since", i), optionalText(e, "after", i),
+            out.add(new QueueAdminService.ChangedEntry(queue, optionalText(e, "since", i), optionalText(e, "after", i),
                     limit(e, i)));
         }
         return out;

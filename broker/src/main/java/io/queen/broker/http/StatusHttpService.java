@@ -7,9 +7,9 @@ import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.queen.broker.engine.DatabaseHealth;
 import io.queen.broker.engine.ObservabilityService;
 import io.queen.broker.engine.PushSpool;
-import io.queen.broker.store.Database;
 
 import java.io.IOException;
 import java.sql.SQLException;
@@ -34,13 +34,14 @@ public final class StatusHttpService implements HttpService {
 
     private final ObservabilityService observability;
     private final PushSpool spool;
-    private final Database database;
+    private final DatabaseHealth health;
     private final Tenancy tenancy;
 
-    public StatusHttpService(ObservabilityService observability, PushSpool spool, Database database, Tenancy tenancy) {
+    public StatusHttpService(ObservabilityService observability, PushSpool spool, DatabaseHealth health,
+                             Tenancy tenancy) {
         this.observability = observability;
         this.spool = spool;
-        this.database = database;
+        this.health = health;
         this.tenancy = tenancy;
     }
 
@@ -67,10 +68,7 @@ public final class StatusHttpService implements HttpService {
         TimeWindows.window(q, Duration.ofHours(1));
         int limit = q.integer("limit", 100);
         int offset = q.integer("offset", 0);
-        if (limit < 0 || offset < 0) {
-            throw new BadRequestException("invalid query parameters limit=" + limit + ", offset=" + offset
-                    + ": must not be negative");
-        }
+        Params.checkPage(limit, offset);
         JsonText.send(res, observability.statusQueues(tenant, scope(q), limit, offset));
     }
 
@@ -105,13 +103,7 @@ public final class StatusHttpService implements HttpService {
 
     /** The push spool of this process (maintenance mode buffers pushes to disk). */
     private void buffers(ServerRequest req, ServerResponse res) {
-        boolean databaseAnswers;
-        try {
-            database.ping();
-            databaseAnswers = true;
-        } catch (SQLException | RuntimeException e) {
-            databaseAnswers = false;
-        }
+        boolean databaseAnswers = health.answers();
         ObjectNode body = Json.object()
                 .put("pending", spool.pendingCount())
                 .put("failed", spool.failedCount())

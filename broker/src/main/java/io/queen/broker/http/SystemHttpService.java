@@ -13,9 +13,7 @@ import io.queen.broker.engine.TenantPurge;
 
 import java.io.IOException;
 import java.sql.SQLException;
-import java.util.Locale;
 import java.util.UUID;
-import java.util.regex.Pattern;
 
 /**
  * Cell-wide system routes under {@code /api/v1/system} (broker/DESIGN.md, Push spool and Tenancy):
@@ -23,8 +21,6 @@ import java.util.regex.Pattern;
  * Tenant finalizer calls until it reports done. None of them is scoped by x-queen-tenant.
  */
 public final class SystemHttpService implements HttpService {
-    private static final Pattern UUID_TEXT =
-            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     private static final double MIB = 1024.0 * 1024.0;
 
     private final MaintenanceSwitches switches;
@@ -137,11 +133,7 @@ public final class SystemHttpService implements HttpService {
     // ---------------------------------------------------------------- tenant purge
 
     private void purgeTenant(ServerRequest req, ServerResponse res) throws SQLException {
-        String raw = req.path().pathParameters().get("tenantId");
-        if (raw == null || !UUID_TEXT.matcher(raw).matches()) {
-            throw new BadRequestException("tenantId \"" + raw + "\" is not a UUID");
-        }
-        UUID tenant = UUID.fromString(raw.toLowerCase(Locale.ROOT));
+        UUID tenant = Names.uuid("tenantId", req.path().pathParameters().get("tenantId"));
         JsonNode body = Json.optionalObject(req);
         int maxQueues = budget(body, "maxQueues", TenantPurge.DEFAULT_MAX_QUEUES);
         int maxRows = budget(body, "maxRows", TenantPurge.DEFAULT_MAX_ROWS);

@@ -7,7 +7,6 @@ import io.queen.broker.engine.Tenants;
 
 import java.util.Locale;
 import java.util.UUID;
-import java.util.regex.Pattern;
 
 /**
  * Which tenant a request belongs to (broker/DESIGN.md, Tenancy). With QUEEN_TENANCY_HEADER off
@@ -16,8 +15,6 @@ import java.util.regex.Pattern;
  */
 public final class Tenancy {
     public static final HeaderName HEADER = HeaderNames.create("x-queen-tenant");
-    private static final Pattern CANONICAL = Pattern.compile(
-            "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
 
     private final boolean headerEnabled;
 
@@ -33,7 +30,7 @@ public final class Tenancy {
         if (raw.isEmpty()) {
             return Tenants.DEFAULT;
         }
-        if (!CANONICAL.matcher(raw).matches()) {
+        if (!Names.isUuid(raw)) {
             throw new BadRequestException("invalid x-queen-tenant header (must be a UUID)");
         }
         return UUID.fromString(raw.toLowerCase(Locale.ROOT));

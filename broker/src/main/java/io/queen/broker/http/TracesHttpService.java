@@ -2,7 +2,6 @@ package io.queen.broker.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRules;
@@ -11,15 +10,12 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.Tenants;
-import io.queen.broker.store.TraceStore;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.regex.Pattern;
 
 /**
  * Message traces under {@code /api/v1} (broker/DESIGN.md, Management plane): record a trace event,
@@ -28,9 +24,6 @@ import java.util.regex.Pattern;
  * so they win.
  */
 public final class TracesHttpService implements HttpService {
-    private static final Pattern UUID_TEXT =
-            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
-
     private final TraceService traces;
     private final Tenancy tenancy;
 
@@ -66,10 +59,9 @@ public final class TracesHttpService implements HttpService {
         fits("transactionId", txn, 255);
         fits("consumerGroup", group, 255);
         fits("eventType", eventType, 100);
-        TraceStore.NewTrace trace = new TraceStore.NewTrace(uuid(pid), txn,
+        TraceService.NewTrace trace = new TraceService.NewTrace(Names.uuid("partitionId", pid), txn,
                 group == null ? Tenants.QUEUE_MODE : group, eventType == null ? "info" : eventType,
-                new String(Json.bytes(body.get("data")), StandardCharsets.UTF_8), TraceService.WORKER_ID,
-                traceNames(body.get("traceNames")));
+                new String(Json.bytes(body.get("data")), StandardCharsets.UTF_8), traceNames(body.get("traceNames")));
         UUID id = traces.record(tenancy.of(req), trace);
         if (id == null) {
             // An unknown partition and another tenant's answer alike: existence does not leak.
@@ -83,10 +75,10 @@ public final class TracesHttpService implements HttpService {
         var path = req.path().pathParameters();
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("traces");
-        for (TraceStore.Trace t : traces.ofMessage(tenancy.of(req), uuid(path.get("partitionId")),
+        for (TraceService.Trace t : traces.ofMessage(tenancy.of(req), Names.uuid("partitionId", path.get("partitionId")),
                 Names.path(req, "transactionId", Names.TRANSACTION_ID))) {
             ObjectNode o = out.addObject().put("id", t.id().toString()).put("event_type", t.eventType());
-            o.set("data", json(t.dataJson()));
+            o.set("data", data(t.dataJson()));
             o.put("consumer_group", t.consumerGroup()).put("worker_id", t.workerId())
                     .put("created_at", Wire.timestamp(t.createdAt()));
             putNames(o, t.names());
@@ -98,15 +90,15 @@ public final class TracesHttpService implements HttpService {
         Params q = new Params(req.query());
         int limit = q.integer("limit", 100);
         int offset = q.integer("offset", 0);
-        checkPage(limit, offset);
+        Params.checkPage(limit, offset);
         TraceService.NamedPage page = traces.byName(tenancy.of(req), Names.path(req, "traceName", Names.TRACE_NAME),
                 limit, offset);
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("traces");
-        for (TraceStore.NamedTrace t : page.traces()) {
+        for (TraceService.NamedTrace t : page.traces()) {
             ObjectNode o = out.addObject().put("id", t.id().toString()).put("transaction_id", t.transactionId())
                     .put("partition_id", t.partitionId().toString()).put("event_type", t.eventType());
-            o.set("data", json(t.dataJson()));
+            o.set("data", data(t.dataJson()));
             o.put("consumer_group", t.consumerGroup()).put("worker_id", t.workerId())
                     .put("created_at", Wire.timestamp(t.createdAt())).put("queue_name", t.queue())
                     .put("partition_name", t.partition())
@@ -123,11 +115,11 @@ public final class TracesHttpService implements HttpService {
         Params q = new Params(req.query());
         int limit = q.integer("limit", 50);
         int offset = q.integer("offset", 0);
-        checkPage(limit, offset);
+        Params.checkPage(limit, offset);
         TraceService.NamesPage page = traces.names(tenancy.of(req), limit, offset);
         ObjectNode body = Json.object();
         ArrayNode out = body.putArray("trace_names");
-        for (TraceStore.TraceName n : page.names()) {
+        for (TraceService.TraceName n : page.names()) {
             out.addObject().put("trace_name", n.name()).put("trace_count", n.traceCount())
                     .put("message_count", n.messageCount()).put("last_seen", Wire.timestamp(n.lastSeen()));
         }
@@ -180,26 +172,8 @@ public final class TracesHttpService implements HttpService {
         names.forEach(a::add);
     }
 
-    private static void checkPage(int limit, int offset) {
-        if (limit < 0 || offset < 0) {
-            throw new BadRequestException("invalid query parameters limit=" + limit + ", offset=" + offset
-                    + ": must not be negative");
-        }
-    }
-
-    private static UUID uuid(String text) {
-        if (text == null || !UUID_TEXT.matcher(text).matches()) {
-            throw new BadRequestException("partitionId \"" + text + "\" is not a UUID");
-        }
-        return UUID.fromString(text);
-    }
-
     /** Stored trace data (jsonb text) as JSON. */
-    private static JsonNode json(String text) {
-        try {
-            return text == null ? NullNode.getInstance() : Json.MAPPER.readTree(text);
-        } catch (IOException e) {
-            return NullNode.getInstance();
-        }
+    private static JsonNode data(String json) {
+        return Json.storedOrNull(json == null ? null : json.getBytes(StandardCharsets.UTF_8));
     }
 }

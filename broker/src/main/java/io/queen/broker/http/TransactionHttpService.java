@@ -116,7 +116,7 @@ public final class TransactionHttpService implements HttpService {
                     }
                 }
                 case "ack" -> {
-                    AckService.Item item = DataHttpService.ackItem(op, i);
+                    AckService.Item item = BodyItems.ackItem(op, i);
                     String group = op.hasNonNull("consumerGroup") && !op.get("consumerGroup").asText().isEmpty()
                             ? op.get("consumerGroup").asText() : Tenants.QUEUE_MODE;
                     Names.check(Names.CONSUMER_GROUP, group, "operations[" + i + "].consumerGroup");

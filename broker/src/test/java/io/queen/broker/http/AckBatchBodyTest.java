@@ -43,7 +43,7 @@ class AckBatchBodyTest {
         String group = g == null || g.isNull() || g.asText().isEmpty() ? Tenants.QUEUE_MODE : g.asText();
         List<AckService.Item> items = new ArrayList<>();
         for (int i = 0; i < list.size(); i++) {
-            items.add(DataHttpService.ackItem(list.get(i), i));
+            items.add(BodyItems.ackItem(list.get(i), i));
         }
         return new AckBatchBody.Parsed(group, items);
     }

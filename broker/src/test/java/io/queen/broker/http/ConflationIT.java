@@ -330,11 +330,11 @@ class ConflationIT {
     void conflationWithoutAGroupOrWithAutoAckIsRefused() {
         Reply noGroup = pop("refused?conflation=true");
         assertEquals(400, noGroup.status());
-        assertEquals(DataHttpService.CONFLATION_NEEDS_GROUP, noGroup.json().get("error").asText());
+        assertEquals(PopHttpService.CONFLATION_NEEDS_GROUP, noGroup.json().get("error").asText());
         assertEquals(0, noGroup.json().get("messages").size());
         Reply autoAck = pop("refused?conflation=true&consumerGroup=g&autoAck=true");
         assertEquals(400, autoAck.status());
-        assertEquals(DataHttpService.CONFLATION_WITH_AUTO_ACK, autoAck.json().get("error").asText());
+        assertEquals(PopHttpService.CONFLATION_WITH_AUTO_ACK, autoAck.json().get("error").asText());
         Reply discovery = http.get("/api/v1/pop?namespace=ns&conflation=true");
         assertEquals(400, discovery.status());
         Reply badValue = pop("refused?conflation=maybe&consumerGroup=g");

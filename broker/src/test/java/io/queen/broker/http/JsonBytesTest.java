@@ -88,7 +88,7 @@ class JsonBytesTest {
     @Test
     void pushResultsAndPopBodiesParseBackToWhatWasRendered() throws IOException {
         UUID id = UUID.randomUUID();
-        byte[] push = DataHttpService.renderPushResults(List.of(
+        byte[] push = PushHttpService.renderPushResults(List.of(
                 new PushService.Result(0, id, "tx-\"1\"", "orders", "queued"),
                 new PushService.Result(1, id, "tx-é", "orders", "duplicate")));
         JsonNode results = Json.MAPPER.readTree(push);
@@ -105,7 +105,7 @@ class JsonBytesTest {
                 new PopService.Message(id, "a", null, "{\"n\":[1,2]}".getBytes(StandardCharsets.UTF_8), null, t, pid,
                         "p1", "orders", 1),
                 new PopService.Message(id, "b", id, new byte[0], "sub", t.plusMillis(1), pid, "p1", "orders", 2)), 1);
-        JsonNode body = Json.MAPPER.readTree(DataHttpService.render(pop));
+        JsonNode body = Json.MAPPER.readTree(PopHttpService.render(pop));
         assertTrue(body.get("success").asBoolean());
         assertEquals(pid.toString(), body.get("partitionId").asText());
         assertEquals(1, body.get("partitionsClaimed").asInt());
@@ -149,9 +149,9 @@ class JsonBytesTest {
                         outcomes[random.nextInt(outcomes.length)], random.nextBoolean(), random.nextBoolean(), null, null));
             }
             byte[] expected = ackResultsAsTree(results);
-            assertArrayEquals(expected, DataHttpService.renderAckResults(results),
+            assertArrayEquals(expected, AckHttpService.renderAckResults(results),
                     new String(expected, StandardCharsets.UTF_8));
         }
-        assertEquals("[]", new String(DataHttpService.renderAckResults(List.of()), StandardCharsets.UTF_8));
+        assertEquals("[]", new String(AckHttpService.renderAckResults(List.of()), StandardCharsets.UTF_8));
     }
 }

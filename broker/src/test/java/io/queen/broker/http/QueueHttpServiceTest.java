@@ -2,7 +2,7 @@ package io.queen.broker.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.queen.broker.store.QueueAdminStore;
+import io.queen.broker.engine.QueueAdminService;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -53,11 +53,11 @@ class QueueHttpServiceTest {
 
     @Test
     void discoveryEntriesAreValidatedAndLimitsClamped() throws Exception {
-        List<QueueAdminStore.ChangedEntry> entries = QueueHttpService.changedEntries(json(
+        List<QueueAdminService.ChangedEntry> entries = QueueHttpService.changedEntries(json(
                 "{\"entries\":[{\"queue\":\"a\"},{\"queue\":\"b\",\"since\":\"2026-01-01T00:00:00Z\",\"after\":\"t|1|x\","
                         + "\"limit\":0},{\"queue\":\"c\",\"limit\":5000}]}"));
-        assertEquals(new QueueAdminStore.ChangedEntry("a", null, null, 1000), entries.get(0));
-        assertEquals(new QueueAdminStore.ChangedEntry("b", "2026-01-01T00:00:00Z", "t|1|x", 1), entries.get(1));
+        assertEquals(new QueueAdminService.ChangedEntry("a", null, null, 1000), entries.get(0));
+        assertEquals(new QueueAdminService.ChangedEntry("b", "2026-01-01T00:00:00Z", "t|1|x", 1), entries.get(1));
         assertEquals(1000, entries.get(2).limit());
         assertEquals(List.of(), QueueHttpService.changedEntries(json("{}")));
         for (String bad : List.of("[]", "{\"entries\":5}", "{\"entries\":[{\"queue\":\"\"}]}",
