@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.DatabaseClock;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -254,7 +256,7 @@ class MessagePathIT {
         JsonNode first = http.get("/api/v1/pop/queue/expiry?leaseSeconds=1").json();
         assertEquals(1, first.get("messages").get(0).get("deliveryAttempt").asInt());
         assertEquals(204, http.get("/api/v1/pop/queue/expiry").status(), "leased: nothing to hand out");
-        Thread.sleep(1300);
+        DatabaseClock.awaitLeaseExpired(db, first.get("leaseId").asText());
         Reply again = http.get("/api/v1/pop/queue/expiry");
         assertEquals(200, again.status());
         assertEquals("a", again.json().get("messages").get(0).get("data").asText());
@@ -336,7 +338,7 @@ class MessagePathIT {
 
         Reply configured = http.post("/api/v1/configure", "{\"queue\":\"dedup\",\"options\":{\"dedupWindowSeconds\":1}}");
         assertEquals(200, configured.status(), configured.body());
-        Thread.sleep(1500);
+        DatabaseClock.awaitNewestSegmentOlderThan(db, "dedup", Duration.ofSeconds(1));
         Reply late = http.post("/api/v1/push", "{\"items\":[{\"queue\":\"dedup\",\"payload\":1,\"transactionId\":\"order-1\"}]}");
         assertEquals("queued", late.json().get(0).get("status").asText(), "beyond the window it is new");
     }
