@@ -27,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -396,8 +397,8 @@ class MessagePathIT {
     void aParkedPopWakesWhenAPushCommits() throws Exception {
         CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
                 () -> http.get("/api/v1/pop/queue/longpoll?wait=true&timeout=20000"));
-        Thread.sleep(500);
-        assertFalse(parked.isDone());
+        await("an empty queue: the pop stays parked").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                .until(() -> !parked.isDone());
         long start = System.nanoTime();
         push("longpoll", "p", "\"wake\"");
         Reply r = parked.get(20, TimeUnit.SECONDS);
@@ -413,8 +414,8 @@ class MessagePathIT {
                 () -> http.get("/api/v1/pop/queue/wake-groups?wait=true&timeout=20000&consumerGroup=g1"));
         CompletableFuture<Reply> g2 = CompletableFuture.supplyAsync(
                 () -> http.get("/api/v1/pop/queue/wake-groups?wait=true&timeout=20000&consumerGroup=g2"));
-        Thread.sleep(500);
-        assertFalse(g1.isDone() || g2.isDone());
+        await("an empty queue: both pops stay parked").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                .until(() -> !g1.isDone() && !g2.isDone());
         push("wake-groups", "p", "\"both\"");
         for (CompletableFuture<Reply> parked : List.of(g1, g2)) {
             Reply r = parked.get(20, TimeUnit.SECONDS);
@@ -429,10 +430,11 @@ class MessagePathIT {
         JsonNode held = http.get("/api/v1/pop/queue/leased-wake").json();
         CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
                 () -> http.get("/api/v1/pop/queue/leased-wake?wait=true&timeout=20000"));
-        Thread.sleep(300);
+        await("the only partition is leased: the pop stays parked").during(Duration.ofMillis(300))
+                .atMost(Duration.ofSeconds(5)).until(() -> !parked.isDone());
         push("leased-wake", "p", "\"second\"");
-        Thread.sleep(300);
-        assertFalse(parked.isDone(), "the partition is leased: nothing to hand out yet");
+        await("the partition is leased: nothing to hand out yet, the push's wake notwithstanding")
+                .during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !parked.isDone());
         ackAll(held, null);
         Reply r = parked.get(20, TimeUnit.SECONDS);
         assertEquals(200, r.status(), r.body());
