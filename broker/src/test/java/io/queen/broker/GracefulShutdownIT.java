@@ -7,12 +7,13 @@ import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /**
  * A broker told to stop (SIGTERM in a rolling restart) answers its parked long-polls with what they
@@ -33,8 +34,9 @@ class GracefulShutdownIT {
                 () -> http.get("/api/v1/pop/queue/quiet?batch=1&wait=true&timeout=60000"));
         CompletableFuture<Reply> fetch = CompletableFuture.supplyAsync(() -> http.post("/api/v1/fetch",
                 "{\"entries\":[{\"queue\":\"quiet\",\"partition\":\"p\",\"offset\":1}],\"maxWaitMs\":30000}"));
-        Thread.sleep(500);
-        assertFalse(pop.isDone() || fetch.isDone(), "both are parked");
+        // Nothing to answer them with: both stay parked until the broker stops.
+        await("the pop and the fetch stay parked").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                .until(() -> !pop.isDone() && !fetch.isDone());
 
         broker.close();
         Reply popped = pop.get(15, TimeUnit.SECONDS);

@@ -3,6 +3,7 @@ package io.queen.broker.jobs;
 import io.queen.broker.engine.BrokerMetrics;
 import io.queen.broker.lifecycle.BackgroundThread;
 import io.queen.broker.lifecycle.Jitter;
+import io.queen.broker.lifecycle.Ticker;
 
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
@@ -32,19 +33,27 @@ final class JobLoop implements AutoCloseable {
     private final Turn turn;
     private final Cycle cycle;
     private final BrokerMetrics metrics;
+    private final Ticker ticker;
     private final Thread thread;
     private final AtomicLong runs = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private volatile boolean stopping;
     private long lastFailureLogNanos;
+    private boolean loggedAFailure;
     private long failuresNotLogged;
 
     JobLoop(String name, long tickMs, Turn turn, Cycle cycle, BrokerMetrics metrics) {
+        this(name, tickMs, turn, cycle, metrics, Ticker.SYSTEM);
+    }
+
+    /** {@code ticker} times the runs and spaces the failure logs; the ticks themselves sleep for real. */
+    JobLoop(String name, long tickMs, Turn turn, Cycle cycle, BrokerMetrics metrics, Ticker ticker) {
         this.name = name;
         this.tickMs = tickMs;
         this.turn = turn;
         this.cycle = cycle;
         this.metrics = metrics;
+        this.ticker = ticker;
         metrics.cycleRegistered(name);
         this.thread = BackgroundThread.create("queen-job-" + name, this::loop);
     }
@@ -88,7 +97,7 @@ final class JobLoop implements AutoCloseable {
         if (token == null) {
             return;
         }
-        long start = System.nanoTime();
+        long start = ticker.nanoTime();
         boolean failedRun = false;
         try {
             Cycle.Outcome outcome = cycle.run();
@@ -115,21 +124,22 @@ final class JobLoop implements AutoCloseable {
         if (stopping) {
             return; // The pool may already be closing under us.
         }
-        long now = System.nanoTime();
-        if (lastFailureLogNanos != 0 && now - lastFailureLogNanos < FAILURE_LOG_EVERY_NANOS) {
+        long now = ticker.nanoTime();
+        if (loggedAFailure && now - lastFailureLogNanos < FAILURE_LOG_EVERY_NANOS) {
             failuresNotLogged++;
             return;
         }
         long skipped = failuresNotLogged;
         failuresNotLogged = 0;
         lastFailureLogNanos = now;
+        loggedAFailure = true;
         Level level = t instanceof Error ? Level.SEVERE : Level.WARNING;
         LOG.log(level, "job " + name + " " + what + "; it runs again at its next turn"
                 + (skipped > 0 ? " (" + skipped + " similar failures not logged)" : ""), t);
     }
 
-    private static long elapsedMs(long startNanos) {
-        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    private long elapsedMs(long startNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startNanos);
     }
 
     /** A first short, random delay de-phases replicas that boot together. */

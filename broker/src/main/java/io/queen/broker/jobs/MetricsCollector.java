@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.broker.engine.BrokerMetrics;
 import io.queen.broker.engine.ProcessGauges;
+import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.MaintenanceStore;
 
@@ -45,21 +46,31 @@ final class MetricsCollector implements Cycle {
     private final String hostname;
     private final int port;
     private final long flushNanos;
-    private final long startedNanos = System.nanoTime();
+    private final Ticker ticker;
+    private final long startedNanos;
     private final Map<String, Gauge> gauges = new LinkedHashMap<>();
-    private long windowStartNanos = System.nanoTime();
+    private long windowStartNanos;
     private ProcessGauges.CpuTimes windowStartCpu;
     private BrokerMetrics.Counters baseline;
     private int samples;
 
     MetricsCollector(Database database, BrokerMetrics metrics, IntSupplier parked, String hostname, int port,
                      long flushMs) {
+        this(database, metrics, parked, hostname, port, flushMs, Ticker.SYSTEM);
+    }
+
+    /** {@code ticker} decides when a window is flushed, measures it and the uptime, and stamps the rows. */
+    MetricsCollector(Database database, BrokerMetrics metrics, IntSupplier parked, String hostname, int port,
+                     long flushMs, Ticker ticker) {
         this.database = database;
         this.metrics = metrics;
         this.parked = parked;
         this.hostname = hostname;
         this.port = port;
         this.flushNanos = TimeUnit.MILLISECONDS.toNanos(flushMs);
+        this.ticker = ticker;
+        this.startedNanos = ticker.nanoTime();
+        this.windowStartNanos = startedNanos;
         this.windowStartCpu = process.cpuTimes().orElse(null);
         this.baseline = metrics.snapshot();
     }
@@ -92,7 +103,7 @@ final class MetricsCollector implements Cycle {
     @Override
     public Outcome run() throws SQLException {
         sample();
-        if (System.nanoTime() - windowStartNanos < flushNanos) {
+        if (ticker.nanoTime() - windowStartNanos < flushNanos) {
             return null; // A sample only: nothing to log.
         }
         return flush();
@@ -112,11 +123,11 @@ final class MetricsCollector implements Cycle {
     }
 
     Outcome flush() throws SQLException {
-        long now = System.nanoTime();
+        long now = ticker.nanoTime();
         ProcessGauges.CpuTimes cpu = process.cpuTimes().orElse(null);
         BrokerMetrics.Counters counters = metrics.snapshot();
         BrokerMetrics.Counters d = delta(baseline, counters);
-        OffsetDateTime at = OffsetDateTime.now(ZoneOffset.UTC);
+        OffsetDateTime at = OffsetDateTime.ofInstant(ticker.instant(), ZoneOffset.UTC);
         int sampleCount = samples;
         String systemJson = systemJson(cpu, now);
         Gauge idle = gauges.getOrDefault("database.pool_idle", new Gauge());

@@ -2,6 +2,7 @@ package io.queen.broker.jobs;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.config.JobSettings;
+import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.MaintenanceStore;
 import io.queen.broker.store.MaintenanceStore.Step;
@@ -42,12 +43,19 @@ final class RetentionCycle implements Cycle {
 
     private final Database database;
     private final JobSettings settings;
+    private final Ticker ticker;
     private long lastCleanupNanos;
     private boolean cleanedOnce;
 
     RetentionCycle(Database database, JobSettings settings) {
+        this(database, settings, Ticker.SYSTEM);
+    }
+
+    /** {@code ticker} decides when the partition cleanup is due again. */
+    RetentionCycle(Database database, JobSettings settings, Ticker ticker) {
         this.database = database;
         this.settings = settings;
+        this.ticker = ticker;
     }
 
     /** Counts of one cycle, for its log line. */
@@ -175,7 +183,7 @@ final class RetentionCycle implements Cycle {
                     settings.retentionBatchSize());
             deleted += s.deleted();
         } while (!s.done() && s.deleted() > 0);
-        lastCleanupNanos = System.nanoTime();
+        lastCleanupNanos = ticker.nanoTime();
         cleanedOnce = true;
         return deleted;
     }
@@ -199,6 +207,6 @@ final class RetentionCycle implements Cycle {
     }
 
     private boolean cleanupDue() {
-        return !cleanedOnce || System.nanoTime() - lastCleanupNanos >= CLEANUP_EVERY_NANOS;
+        return !cleanedOnce || ticker.nanoTime() - lastCleanupNanos >= CLEANUP_EVERY_NANOS;
     }
 }

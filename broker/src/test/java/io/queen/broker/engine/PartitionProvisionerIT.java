@@ -13,6 +13,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,6 +27,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -102,10 +104,8 @@ class PartitionProvisionerIT {
         creating.lock();
         try {
             runAll(tasks, () -> {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (p.queued(TENANT, queue) < wants && System.nanoTime() < deadline) {
-                    Thread.sleep(5);
-                }
+                await("every want queues behind the creator").atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(5)).until(() -> p.queued(TENANT, queue) >= wants);
                 assertEquals(wants, p.queued(TENANT, queue));
                 creating.unlock();
                 return null;

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.DatabaseClock;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
@@ -15,6 +16,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -224,7 +226,7 @@ class ConflationIT {
         assertEquals(0, none.json().get("messages").size(), none.body());
         assertEquals(-1L, cursor("delayed", "p", "g").get(0), "nothing visible is no reason to move the cursor");
 
-        Thread.sleep(2_300);
+        DatabaseClock.awaitNewestSegmentOlderThan(db, "delayed", Duration.ofSeconds(2));
         pushEach("delayed", "p", 3, 4);
         JsonNode r = popOk("delayed?consumerGroup=g&conflation=true");
         assertEquals(2, n(r.get("messages").get(0)), "the newest visible message, not the newest pushed");

@@ -3,6 +3,7 @@ package io.queen.broker.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.lifecycle.BackgroundThread;
 import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
@@ -20,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -48,6 +50,11 @@ class ConsumerOutageIT {
             List<String> serverErrors = new CopyOnWriteArrayList<>();
             AtomicBoolean producing = new AtomicBoolean(true);
             AtomicBoolean consuming = new AtomicBoolean(true);
+            // What the traffic saw, so each phase lasts until it has shown what it is for.
+            AtomicInteger queued = new AtomicInteger();
+            AtomicInteger buffered = new AtomicInteger();
+            AtomicInteger committedTransactions = new AtomicInteger();
+            AtomicInteger refusedTransactions = new AtomicInteger();
 
             Thread producer = Thread.ofVirtual().start(() -> {
                 for (int n = 0; producing.get(); n++) {
@@ -56,10 +63,12 @@ class ConsumerOutageIT {
                             + (n % 3) + "\",\"payload\":{\"key\":\"" + key + "\"},\"transactionId\":\"" + key + "\"}]}");
                     if (r.status() == 201) {
                         pushed.add(key);
+                        boolean spooled = "buffered".equals(r.json().path(0).path("status").asText());
+                        (spooled ? buffered : queued).incrementAndGet();
                     } else if (r.status() >= 500) {
                         serverErrors.add("push " + r.status() + " " + r.body());
                     }
-                    sleep(20);
+                    BackgroundThread.pause(20); // Pacing, not a wait: it only spaces the traffic.
                 }
             });
             // Transactions: a push through the route that is all-or-nothing; 503 during the outage.
@@ -71,10 +80,13 @@ class ConsumerOutageIT {
                             + key + "\"}]}]}");
                     if (r.status() == 200 && r.json().path("success").asBoolean()) {
                         pushed.add(key);
-                    } else if (r.status() >= 500 && r.status() != 503) {
+                        committedTransactions.incrementAndGet();
+                    } else if (r.status() == 503) {
+                        refusedTransactions.incrementAndGet();
+                    } else if (r.status() >= 500) {
                         serverErrors.add("transaction " + r.status() + " " + r.body());
                     }
-                    sleep(50);
+                    BackgroundThread.pause(50);
                 }
             });
             List<Long> longPollMillis = new CopyOnWriteArrayList<>();
@@ -88,7 +100,7 @@ class ConsumerOutageIT {
                         if (pop.status() != 503) {
                             serverErrors.add("pop " + pop.status() + " " + pop.body());
                         }
-                        sleep(200);
+                        BackgroundThread.pause(200); // A client's back-off after a 503.
                         continue;
                     }
                     if (pop.status() != 200) {
@@ -119,11 +131,28 @@ class ConsumerOutageIT {
                 }
             });
 
-            sleep(1_500);
+            await("traffic flows: pushes and transactions stored, messages acked")
+                    .atMost(60, TimeUnit.SECONDS).pollInterval(50, TimeUnit.MILLISECONDS)
+                    .until(() -> queued.get() >= 20 && committedTransactions.get() >= 3 && acked.size() >= 10);
             DatabaseOutageIT.allowConnections(db, false);
-            sleep(4_000);
-            DatabaseOutageIT.allowConnections(db, true);
-            sleep(1_500);
+            try {
+                int bufferedBefore = buffered.get();
+                int refusedBefore = refusedTransactions.get();
+                int popsBefore = longPollMillis.size();
+                await("the outage is felt: pushes spooled, transactions refused, long-polls answered")
+                        .atMost(60, TimeUnit.SECONDS).pollInterval(50, TimeUnit.MILLISECONDS)
+                        .until(() -> buffered.get() >= bufferedBefore + 50
+                                && refusedTransactions.get() >= refusedBefore + 3
+                                && longPollMillis.size() >= popsBefore + 3);
+            } finally {
+                DatabaseOutageIT.allowConnections(db, true);
+            }
+            int queuedAtRestore = queued.get();
+            int committedAtRestore = committedTransactions.get();
+            await("traffic reaches the database again").atMost(90, TimeUnit.SECONDS)
+                    .pollInterval(50, TimeUnit.MILLISECONDS)
+                    .until(() -> queued.get() >= queuedAtRestore + 20
+                            && committedTransactions.get() >= committedAtRestore + 3);
             producing.set(false);
             producer.join();
             transactions.join();
@@ -152,15 +181,6 @@ class ConsumerOutageIT {
             System.out.println("consumer outage: " + pushed.size() + " pushes acknowledged, "
                     + acked.size() + " acked by the group (" + acked.values().stream().filter(c -> c > 1).count()
                     + " acked again after a redelivery), " + longPollMillis.size() + " pops");
-        }
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
     }
 }

@@ -17,12 +17,14 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -140,8 +142,8 @@ class FetchRouteIT {
         http.push("tail", "p", "{\"n\":0}");
         CompletableFuture<JsonNode> waiting = CompletableFuture.supplyAsync(() -> onlyEntry(
                 "{\"entries\":[{\"queue\":\"tail\",\"partition\":\"p\",\"offset\":1}],\"maxWaitMs\":20000}"));
-        Thread.sleep(300);
-        assertFalse(waiting.isDone(), "nothing to read yet: it waits");
+        await("nothing to read yet: the fetch stays waiting").during(Duration.ofMillis(300))
+                .atMost(Duration.ofSeconds(5)).until(() -> !waiting.isDone());
         http.push("tail", "p", "{\"n\":1}");
         JsonNode e = waiting.get(15, TimeUnit.SECONDS);
         assertEquals(List.of(1L), offsets(e));

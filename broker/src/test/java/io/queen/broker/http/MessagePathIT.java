@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.DatabaseClock;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -25,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -254,7 +257,7 @@ class MessagePathIT {
         JsonNode first = http.get("/api/v1/pop/queue/expiry?leaseSeconds=1").json();
         assertEquals(1, first.get("messages").get(0).get("deliveryAttempt").asInt());
         assertEquals(204, http.get("/api/v1/pop/queue/expiry").status(), "leased: nothing to hand out");
-        Thread.sleep(1300);
+        DatabaseClock.awaitLeaseExpired(db, first.get("leaseId").asText());
         Reply again = http.get("/api/v1/pop/queue/expiry");
         assertEquals(200, again.status());
         assertEquals("a", again.json().get("messages").get(0).get("data").asText());
@@ -336,7 +339,7 @@ class MessagePathIT {
 
         Reply configured = http.post("/api/v1/configure", "{\"queue\":\"dedup\",\"options\":{\"dedupWindowSeconds\":1}}");
         assertEquals(200, configured.status(), configured.body());
-        Thread.sleep(1500);
+        DatabaseClock.awaitNewestSegmentOlderThan(db, "dedup", Duration.ofSeconds(1));
         Reply late = http.post("/api/v1/push", "{\"items\":[{\"queue\":\"dedup\",\"payload\":1,\"transactionId\":\"order-1\"}]}");
         assertEquals("queued", late.json().get(0).get("status").asText(), "beyond the window it is new");
     }
@@ -394,8 +397,8 @@ class MessagePathIT {
     void aParkedPopWakesWhenAPushCommits() throws Exception {
         CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
                 () -> http.get("/api/v1/pop/queue/longpoll?wait=true&timeout=20000"));
-        Thread.sleep(500);
-        assertFalse(parked.isDone());
+        await("an empty queue: the pop stays parked").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                .until(() -> !parked.isDone());
         long start = System.nanoTime();
         push("longpoll", "p", "\"wake\"");
         Reply r = parked.get(20, TimeUnit.SECONDS);
@@ -411,8 +414,8 @@ class MessagePathIT {
                 () -> http.get("/api/v1/pop/queue/wake-groups?wait=true&timeout=20000&consumerGroup=g1"));
         CompletableFuture<Reply> g2 = CompletableFuture.supplyAsync(
                 () -> http.get("/api/v1/pop/queue/wake-groups?wait=true&timeout=20000&consumerGroup=g2"));
-        Thread.sleep(500);
-        assertFalse(g1.isDone() || g2.isDone());
+        await("an empty queue: both pops stay parked").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                .until(() -> !g1.isDone() && !g2.isDone());
         push("wake-groups", "p", "\"both\"");
         for (CompletableFuture<Reply> parked : List.of(g1, g2)) {
             Reply r = parked.get(20, TimeUnit.SECONDS);
@@ -427,10 +430,11 @@ class MessagePathIT {
         JsonNode held = http.get("/api/v1/pop/queue/leased-wake").json();
         CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
                 () -> http.get("/api/v1/pop/queue/leased-wake?wait=true&timeout=20000"));
-        Thread.sleep(300);
+        await("the only partition is leased: the pop stays parked").during(Duration.ofMillis(300))
+                .atMost(Duration.ofSeconds(5)).until(() -> !parked.isDone());
         push("leased-wake", "p", "\"second\"");
-        Thread.sleep(300);
-        assertFalse(parked.isDone(), "the partition is leased: nothing to hand out yet");
+        await("the partition is leased: nothing to hand out yet, the push's wake notwithstanding")
+                .during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !parked.isDone());
         ackAll(held, null);
         Reply r = parked.get(20, TimeUnit.SECONDS);
         assertEquals(200, r.status(), r.body());

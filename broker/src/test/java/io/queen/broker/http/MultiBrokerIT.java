@@ -14,6 +14,7 @@ import io.queen.broker.engine.segment.SegmentCodec;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -33,8 +34,8 @@ class MultiBrokerIT {
             HttpProbe onB = new HttpProbe(b.port());
             CompletableFuture<Reply> parked = CompletableFuture.supplyAsync(
                     () -> onA.get("/api/v1/pop/queue/shared?wait=true&timeout=25000"));
-            Thread.sleep(700);
-            assertFalse(parked.isDone());
+            Awaitility.await("an empty queue: the pop on A stays parked").during(Duration.ofMillis(700))
+                    .atMost(Duration.ofSeconds(5)).until(() -> !parked.isDone());
             long start = System.nanoTime();
             assertEquals(201, onB.post("/api/v1/push", "{\"items\":[{\"queue\":\"shared\",\"payload\":\"hi\"}]}").status());
             Reply r = parked.get(25, TimeUnit.SECONDS);
@@ -55,19 +56,31 @@ class MultiBrokerIT {
             HttpProbe onA = new HttpProbe(a.port());
             HttpProbe onB = new HttpProbe(b.port());
             // B caches the queue's options (no encryption) with this push; the cache lives 5 s.
+            long cachedAt = System.nanoTime();
             assertEquals(201, onB.post("/api/v1/push", "{\"items\":[{\"queue\":\"cfg\",\"payload\":{\"n\":1}}]}").status());
             assertEquals(200, onA.post("/api/v1/configure",
                     "{\"queue\":\"cfg\",\"options\":{\"encryptionEnabled\":true}}").status());
-            // Well inside the cache's lifetime: only A's notification can have told B.
-            Thread.sleep(500);
-            assertEquals(201, onB.post("/api/v1/push", "{\"items\":[{\"queue\":\"cfg\",\"payload\":{\"n\":2}}]}").status());
-            try (Connection c = TestPostgres.connect(db); Statement st = c.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT s.blob FROM queen.log_segments s ORDER BY s.base_offset")) {
-                assertTrue(rs.next());
-                assertFalse(SegmentCodec.decode(rs.getBytes(1)).get(0).encrypted(), "pushed before the change");
-                assertTrue(rs.next());
-                assertTrue(SegmentCodec.decode(rs.getBytes(1)).get(0).encrypted(), "pushed on B after A configured");
-            }
+            // B pushes until a push of its own is stored encrypted, which must happen well inside
+            // the cache's lifetime: then only A's notification can have told B.
+            Awaitility.await("a push on B is stored encrypted").atMost(Duration.ofSeconds(3))
+                    .pollInterval(Duration.ofMillis(50)).until(() -> {
+                        assertEquals(201, onB.post("/api/v1/push",
+                                "{\"items\":[{\"queue\":\"cfg\",\"payload\":{\"n\":2}}]}").status());
+                        return encrypted(db, "DESC");
+                    });
+            long ms = (System.nanoTime() - cachedAt) / 1_000_000;
+            assertTrue(ms < 4_500, "B's cache may have expired by itself: " + ms + " ms");
+            assertFalse(encrypted(db, "ASC"), "pushed before the change");
+        }
+    }
+
+    /** Whether the first ({@code ASC}) or the newest ({@code DESC}) segment's first frame is encrypted. */
+    private static boolean encrypted(DatabaseSettings db, String order) throws Exception {
+        try (Connection c = TestPostgres.connect(db); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT s.blob FROM queen.log_segments s ORDER BY s.base_offset " + order
+                     + " LIMIT 1")) {
+            assertTrue(rs.next());
+            return SegmentCodec.decode(rs.getBytes(1)).get(0).encrypted();
         }
     }
 

@@ -7,6 +7,7 @@ import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.segment.SegmentCodec;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.DatabaseClock;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
@@ -18,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -72,7 +74,7 @@ class QueueOptionsIT {
         createQueue("delayed", "delayed_processing = 2");
         http.post("/api/v1/push", "{\"items\":[{\"queue\":\"delayed\",\"payload\":1}]}");
         assertEquals(204, http.get("/api/v1/pop/queue/delayed").status());
-        Thread.sleep(2300);
+        DatabaseClock.awaitNewestSegmentOlderThan(db, "delayed", Duration.ofSeconds(2));
         assertEquals(200, http.get("/api/v1/pop/queue/delayed").status());
     }
 
@@ -81,7 +83,7 @@ class QueueOptionsIT {
         createQueue("windowed", "window_buffer = 2");
         http.post("/api/v1/push", "{\"items\":[{\"queue\":\"windowed\",\"payload\":1}]}");
         assertEquals(204, http.get("/api/v1/pop/queue/windowed").status());
-        Thread.sleep(2300);
+        DatabaseClock.awaitNewestSegmentOlderThan(db, "windowed", Duration.ofSeconds(2));
         JsonNode r = http.get("/api/v1/pop/queue/windowed").json();
         assertEquals(1, r.get("messages").size());
     }

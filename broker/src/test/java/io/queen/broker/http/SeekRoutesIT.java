@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.DatabaseClock;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
@@ -15,6 +16,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,11 +125,12 @@ class SeekRoutesIT {
     @Test
     void aSeekToATimestampRedeliversOnlyWhatWasWrittenAfterIt() throws Exception {
         push("seek_ts", "p", "\"early\"");
-        Thread.sleep(50);
-        // The database's clock stamps segments, so the boundary is taken from it too.
+        // The database's clock stamps segments, so the boundary is taken from it too, strictly
+        // after the early segment and strictly before the late one.
+        DatabaseClock.awaitNewestSegmentOlderThan(db, "seek_ts", Duration.ZERO);
         OffsetDateTime between = OffsetDateTime.parse(query(
                 "SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"));
-        Thread.sleep(50);
+        DatabaseClock.awaitPast(db, "SELECT ?::timestamptz", between);
         push("seek_ts", "p", "\"late\"");
         Reply all = pop("seek_ts", "g", "");
         assertEquals(List.of("early", "late"), data(all));

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.DatabaseClock;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
@@ -91,7 +92,7 @@ class TransactionRouteIT {
     void anExpiredLeaseRejectsTheWholeTransaction() throws Exception {
         http.post("/api/v1/push", "{\"items\":[{\"queue\":\"tx_lease\",\"payload\":1}]}");
         JsonNode pop = http.get("/api/v1/pop/queue/tx_lease?leaseSeconds=1").json();
-        Thread.sleep(1300);
+        DatabaseClock.awaitLeaseExpired(db, pop.get("leaseId").asText());
         Reply r = http.post("/api/v1/transaction", "{\"operations\":[" + ackOp(pop, "completed")
                 + ",{\"type\":\"push\",\"queue\":\"tx_lease_out\",\"payload\":1}]}");
         assertFalse(r.json().get("success").asBoolean());

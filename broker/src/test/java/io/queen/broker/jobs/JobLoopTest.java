@@ -1,10 +1,15 @@
 package io.queen.broker.jobs;
 
 import io.queen.broker.engine.BrokerMetrics;
+import io.queen.broker.lifecycle.ManualTicker;
+import io.queen.broker.support.CapturedLog;
 import org.junit.jupiter.api.Test;
 
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -80,6 +85,55 @@ class JobLoopTest {
             await().atMost(10, TimeUnit.SECONDS).until(() -> calls.get() >= 2);
             assertEquals(0, loop.failures());
         }
+    }
+
+    @Test
+    void repeatedFailuresAreLoggedOnceAMinuteWithTheCountLeftOut() {
+        ManualTicker ticker = new ManualTicker();
+        JobLoop loop = new JobLoop("flaky", 5, new CountingTurn(), () -> {
+            throw new SQLException("connection lost", "08006");
+        }, new BrokerMetrics(), ticker);
+        Logger logger = Logger.getLogger(JobLoop.class.getName());
+        Level level = logger.getLevel();
+        logger.setLevel(Level.ALL);
+        logger.setUseParentHandlers(false);
+        try (CapturedLog log = CapturedLog.of(JobLoop.class)) {
+            loop.runOnce();
+            ticker.advance(Duration.ofSeconds(59));
+            loop.runOnce();
+            loop.runOnce();
+            assertEquals(1, log.records().size(), "inside the minute the failures are only counted");
+            ticker.advance(Duration.ofSeconds(1));
+            loop.runOnce();
+            assertEquals(2, log.records().size(), log.messages().toString());
+            assertTrue(log.messages().get(1).endsWith("(2 similar failures not logged)"), log.messages().get(1));
+            assertEquals(4, loop.failures());
+        } finally {
+            logger.setUseParentHandlers(true);
+            logger.setLevel(level);
+        }
+    }
+
+    @Test
+    void theTurnIsReleasedWithTheRunsDurationOnTheLoopsTicker() {
+        ManualTicker ticker = new ManualTicker();
+        AtomicLong released = new AtomicLong(-1);
+        Turn turn = new Turn() {
+            @Override
+            public Long claim() {
+                return 1L;
+            }
+
+            @Override
+            public void release(long token, long elapsedMs) {
+                released.set(elapsedMs);
+            }
+        };
+        new JobLoop("timed", 5, turn, () -> {
+            ticker.advance(Duration.ofMillis(1_500));
+            return null;
+        }, new BrokerMetrics(), ticker).runOnce();
+        assertEquals(1_500, released.get());
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.queen.broker.store;
 
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.TestPostgres;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -122,11 +123,24 @@ class SchemaApplyIT {
                 st.execute("LOCK TABLE queen.log_partitions IN ACCESS EXCLUSIVE MODE");
             }
             var apply = CompletableFuture.supplyAsync(() -> applier(db, patient).apply());
-            Thread.sleep(1500);
-            assertFalse(apply.isDone(), "the apply must wait for the lock, not skip the statement");
+            Awaitility.await("the apply queues for the lock").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(10)).until(() -> waitsForTheLock(db));
+            Awaitility.await("the apply must wait for the lock, not skip the statement: it stays unfinished")
+                    .during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).until(() -> !apply.isDone());
             holder.commit();
             SchemaApplier.Result r = apply.get(60, TimeUnit.SECONDS);
             assertTrue(r.retries() > 0, "retries " + r.retries());
+        }
+    }
+
+    /** Whether a session of this database waits for a lock on queen.log_partitions right now. */
+    private static boolean waitsForTheLock(Database db) throws SQLException {
+        try (Connection c = TestPostgres.connect(db.settings()); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database"
+                     + " WHERE d.datname = current_database() AND NOT l.granted"
+                     + " AND l.relation = 'queen.log_partitions'::regclass")) {
+            rs.next();
+            return rs.getLong(1) > 0;
         }
     }
 

@@ -1,5 +1,7 @@
 package io.queen.broker.engine.wake;
 
+import io.queen.broker.lifecycle.Ticker;
+
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -32,14 +34,15 @@ public final class HotList {
     static final long IDLE_RING_NANOS = 120_000_000_000L;
 
     private final ConcurrentHashMap<QueueKey, ConcurrentHashMap<String, Ring>> rings = new ConcurrentHashMap<>();
-    private final long idleRingNanos;
+    private final Ticker ticker;
 
     public HotList() {
-        this(IDLE_RING_NANOS);
+        this(Ticker.SYSTEM);
     }
 
-    HotList(long idleRingNanos) {
-        this.idleRingNanos = idleRingNanos;
+    /** {@code ticker} measures how long a ring was idle and how old its last scan is. */
+    public HotList(Ticker ticker) {
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
     }
 
     /** The ring of a (queue, group), created empty and dirty (so its first pop scans). Pops call this on every attempt. */
@@ -50,17 +53,17 @@ public final class HotList {
         if (existing != null) {
             // The common case, without locking the map's bin. Should mark() drop this ring at the same
             // instant, this attempt merely misses marks; the next one gets a new, dirty ring.
-            existing.lastAskedNanos = System.nanoTime();
+            existing.lastAskedNanos = ticker.nanoTime();
             return existing;
         }
         Ring[] out = new Ring[1];
         // compute, not computeIfAbsent: atomic with the removal of an emptied queue map in mark().
         rings.compute(key(tenant, queue), (k, groups) -> {
             ConcurrentHashMap<String, Ring> g = groups != null ? groups : new ConcurrentHashMap<>();
-            out[0] = g.computeIfAbsent(group, x -> new Ring());
+            out[0] = g.computeIfAbsent(group, x -> new Ring(ticker));
             return g;
         });
-        out[0].lastAskedNanos = System.nanoTime();
+        out[0].lastAskedNanos = ticker.nanoTime();
         return out[0];
     }
 
@@ -75,11 +78,11 @@ public final class HotList {
         if (groups == null) {
             return; // Nobody popped this queue here yet; its first pop scans anyway.
         }
-        long now = System.nanoTime();
+        long now = ticker.nanoTime();
         boolean dropped = false;
         for (Map.Entry<String, Ring> e : groups.entrySet()) {
             Ring ring = e.getValue();
-            if (now - ring.lastAskedNanos > idleRingNanos) {
+            if (now - ring.lastAskedNanos > IDLE_RING_NANOS) {
                 dropped |= groups.remove(e.getKey(), ring);
             } else if (partition == null) {
                 ring.markDirty();
@@ -109,12 +112,19 @@ public final class HotList {
     /** One (queue, group): partition names in mark order, and the state of its database scans. */
     public static final class Ring {
         private final LinkedHashSet<String> partitions = new LinkedHashSet<>();
-        private volatile long lastAskedNanos = System.nanoTime();
+        private final Ticker ticker;
+        private volatile long lastAskedNanos;
         private boolean dirty = true;
         private long dirtyEpoch;
         private boolean scanning;
         private boolean lastScanFull;
-        private long lastScanNanos = System.nanoTime() - 3_600_000_000_000L;
+        private long lastScanNanos;
+
+        private Ring(Ticker ticker) {
+            this.ticker = ticker;
+            this.lastAskedNanos = ticker.nanoTime();
+            this.lastScanNanos = lastAskedNanos - 3_600_000_000_000L; // Never scanned: as if an hour ago.
+        }
 
         /** Adds a partition at the back unless present (its place then stays). */
         public synchronized void add(String partition) {
@@ -147,7 +157,7 @@ public final class HotList {
 
         /** Nanoseconds since the last scan of this ring completed. */
         public synchronized long sinceLastScanNanos() {
-            return System.nanoTime() - lastScanNanos;
+            return ticker.nanoTime() - lastScanNanos;
         }
 
         /** Claims the right to scan; false when another pop is scanning this ring right now. */
@@ -180,7 +190,7 @@ public final class HotList {
                 dirty = false;
             }
             lastScanFull = full;
-            lastScanNanos = System.nanoTime();
+            lastScanNanos = ticker.nanoTime();
         }
 
         /** A scan failed (database error): let the next pop try. */

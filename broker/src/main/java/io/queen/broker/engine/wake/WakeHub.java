@@ -1,5 +1,6 @@
 package io.queen.broker.engine.wake;
 
+import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.WakeTarget;
 
 import java.util.ArrayList;
@@ -38,15 +39,29 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class WakeHub implements WakeTarget {
     private static final int QUEUE_STRIPES = 8192;
     private static final int TENANT_STRIPES = 1024;
+    /** The longest wait a deadline can express without overflowing (about 146 years). */
+    private static final long MAX_WAIT_NANOS = Long.MAX_VALUE / 2;
 
     private record QueueKey(UUID tenant, String queue) {
     }
 
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final Gates<QueueKey> queueGates = new Gates<>(QUEUE_STRIPES, waiting, closed);
-    private final Gates<UUID> tenantGates = new Gates<>(TENANT_STRIPES, waiting, closed);
-    private final HotList hot = new HotList();
+    private final Gates<QueueKey> queueGates;
+    private final Gates<UUID> tenantGates;
+    private final HotList hot;
+
+    public WakeHub() {
+        this(Ticker.SYSTEM);
+    }
+
+    /** {@code ticker} times the parked waits and is the {@link HotList}'s clock. */
+    public WakeHub(Ticker ticker) {
+        Objects.requireNonNull(ticker, "ticker");
+        this.queueGates = new Gates<>(QUEUE_STRIPES, waiting, closed, ticker);
+        this.tenantGates = new Gates<>(TENANT_STRIPES, waiting, closed, ticker);
+        this.hot = new HotList(ticker);
+    }
 
     /** The partitions believed pending, fed by the signals that pass through here. */
     public HotList hotList() {
@@ -146,11 +161,13 @@ public final class WakeHub implements WakeTarget {
         private final AtomicLongArray stripes;
         private final AtomicInteger waiting;
         private final AtomicBoolean closed;
+        private final Ticker ticker;
 
-        Gates(int stripeCount, AtomicInteger waiting, AtomicBoolean closed) {
+        Gates(int stripeCount, AtomicInteger waiting, AtomicBoolean closed, Ticker ticker) {
             this.stripes = new AtomicLongArray(stripeCount);
             this.waiting = waiting;
             this.closed = closed;
+            this.ticker = ticker;
         }
 
         long version(K key) {
@@ -182,6 +199,9 @@ public final class WakeHub implements WakeTarget {
             if (maxWaitMillis <= 0) {
                 return false;
             }
+            // Fixed before this waiter counts as parked: whoever sees it parked and then moves the
+            // ticker past the timeout ends the wait. Capped so the deadline cannot overflow.
+            long deadline = ticker.nanoTime() + Math.min(TimeUnit.MILLISECONDS.toNanos(maxWaitMillis), MAX_WAIT_NANOS);
             while (true) {
                 Gate gate = live.computeIfAbsent(key, k -> new Gate());
                 gate.lock.lock();
@@ -197,7 +217,7 @@ public final class WakeHub implements WakeTarget {
                         if (stripes.get(stripe) != seenVersion || closed.get()) {
                             return true;
                         }
-                        return gate.park(group, TimeUnit.MILLISECONDS.toNanos(maxWaitMillis));
+                        return gate.park(group, ticker, deadline);
                     } finally {
                         waiting.decrementAndGet();
                         if (--gate.present == 0) {
@@ -276,17 +296,16 @@ public final class WakeHub implements WakeTarget {
             }
         }
 
-        /** Called with the lock held. */
-        boolean park(String group, long nanos) {
+        /** Called with the lock held; {@code deadline} is a reading of {@code ticker}. */
+        boolean park(String group, Ticker ticker, long deadline) {
             Waiter me = new Waiter(group, lock.newCondition());
             parked.add(me);
-            long left = nanos;
             try {
                 while (!me.woken) {
-                    if (left <= 0) {
+                    if (ticker.nanoTime() - deadline >= 0) {
                         return false;
                     }
-                    left = me.condition.awaitNanos(left);
+                    ticker.awaitUntil(lock, me.condition, deadline);
                 }
                 return true;
             } catch (InterruptedException e) {

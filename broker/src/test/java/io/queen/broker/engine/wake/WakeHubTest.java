@@ -1,6 +1,8 @@
 package io.queen.broker.engine.wake;
 
+import io.queen.broker.lifecycle.ManualTicker;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,51 +18,54 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+/**
+ * The hub runs on a {@link ManualTicker}: a wait times out only when a test advances the clock
+ * past it, so a waiter that returns {@code true} was woken by a signal, one that returns
+ * {@code false} timed out, and no test sleeps. The class timeout interrupts a wait a bug left
+ * parked, instead of hanging the build.
+ */
+@Timeout(30)
 class WakeHubTest {
     private static final UUID TENANT = UUID.fromString("00000000-0000-0000-0000-000000000001");
     private static final UUID OTHER_TENANT = UUID.fromString("00000000-0000-0000-0000-000000000002");
 
-    private final WakeHub hub = new WakeHub();
+    private final ManualTicker ticker = new ManualTicker();
+    private final WakeHub hub = new WakeHub(ticker);
     private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
 
-    /** Parks a waiter on a virtual thread; the result is whether it was woken and after how long. */
-    private record Parked(CompletableFuture<Boolean> woken, long startNanos) {
-        long elapsedMillis() {
-            return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-        }
-    }
-
-    private Parked park(UUID tenant, String queue, long maxWaitMillis) {
+    /** Parks a waiter on a virtual thread; the result is whether it was woken (else it timed out). */
+    private CompletableFuture<Boolean> park(UUID tenant, String queue, long maxWaitMillis) {
         long seen = hub.version(tenant, queue);
-        long start = System.nanoTime();
-        CompletableFuture<Boolean> f = CompletableFuture.supplyAsync(
-                () -> hub.awaitChange(tenant, queue, seen, maxWaitMillis), threads);
-        return new Parked(f, start);
+        return CompletableFuture.supplyAsync(() -> hub.awaitChange(tenant, queue, seen, maxWaitMillis), threads);
     }
 
+    private CompletableFuture<Boolean> parkOnTenant(UUID tenant, long maxWaitMillis) {
+        long seen = hub.tenantVersion(tenant);
+        return CompletableFuture.supplyAsync(() -> hub.awaitTenantChange(tenant, seen, maxWaitMillis), threads);
+    }
+
+    /** Until exactly {@code count} waiters are parked, each inside its wait on the ticker. */
     private void awaitParked(int count) {
-        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(2)).until(() -> hub.waiting() == count);
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(2))
+                .until(() -> hub.waiting() == count && ticker.waiting() == count);
     }
 
     @Test
-    void aSignalWakesAWaiterLongBeforeItsTimeout() throws Exception {
-        Parked p = park(TENANT, "orders", 30_000);
+    void aSignalWakesAWaiterBeforeItsTimeout() throws Exception {
+        CompletableFuture<Boolean> p = park(TENANT, "orders", 30_000);
         awaitParked(1);
         hub.signal(TENANT, "orders", "p1");
-        assertTrue(p.woken().get(5, TimeUnit.SECONDS));
-        assertTrue(p.elapsedMillis() < 5_000, "took " + p.elapsedMillis() + " ms");
+        assertTrue(p.get(5, TimeUnit.SECONDS), "woken, not timed out: the ticker never moved");
     }
 
     @Test
     void closingReleasesEveryParkedWaiterAndNoneParksAfterwards() throws Exception {
-        Parked queue = park(TENANT, "orders", 30_000);
-        long seenTenant = hub.tenantVersion(OTHER_TENANT);
-        CompletableFuture<Boolean> discovery = CompletableFuture.supplyAsync(
-                () -> hub.awaitTenantChange(OTHER_TENANT, seenTenant, 30_000), threads);
+        CompletableFuture<Boolean> queue = park(TENANT, "orders", 30_000);
+        CompletableFuture<Boolean> discovery = parkOnTenant(OTHER_TENANT, 30_000);
         awaitParked(2);
         assertEquals(2, hub.close());
         assertTrue(hub.closed());
-        assertTrue(queue.woken().get(5, TimeUnit.SECONDS));
+        assertTrue(queue.get(5, TimeUnit.SECONDS));
         assertTrue(discovery.get(5, TimeUnit.SECONDS));
         // A long-poll arriving after the close does not park.
         assertTrue(hub.awaitChange(TENANT, "invoices", "g", hub.version(TENANT, "invoices"), 30_000));
@@ -72,49 +77,54 @@ class WakeHubTest {
         long seen = hub.version(TENANT, "orders");
         // The push commits while the pop is still running its (empty) claim.
         hub.signal(TENANT, "orders", "p1");
-        long start = System.nanoTime();
+        // Returns at once: without the signal it would wait for a ticker nobody moves.
         assertTrue(hub.awaitChange(TENANT, "orders", seen, 30_000));
-        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(1));
         assertEquals(0, hub.waiting());
     }
 
     @Test
-    void noSignalMeansTimeoutAndFalse() {
-        long seen = hub.version(TENANT, "orders");
-        long start = System.nanoTime();
-        assertFalse(hub.awaitChange(TENANT, "orders", seen, 150));
-        assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(140));
+    void noSignalMeansTimeoutAndFalse() throws Exception {
+        CompletableFuture<Boolean> p = park(TENANT, "orders", 150);
+        awaitParked(1);
+        long begun = ticker.waitsBegun();
+        ticker.advance(Duration.ofMillis(149));
+        // Woken by the advance, it found time left and waits again rather than returning.
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(2))
+                .until(() -> ticker.waitsBegun() > begun);
+        assertFalse(p.isDone(), "1 ms before its timeout it still waits");
+        ticker.advance(Duration.ofMillis(1));
+        assertFalse(p.get(5, TimeUnit.SECONDS), "timed out");
         assertEquals(0, hub.waiting());
         assertEquals(0, hub.gates());
     }
 
     @Test
     void anotherQueuesSignalDoesNotWakeIt() throws Exception {
-        Parked p = park(TENANT, "orders", 400);
+        CompletableFuture<Boolean> p = park(TENANT, "orders", 400);
         awaitParked(1);
         hub.signal(TENANT, "invoices", "p1");
-        assertFalse(p.woken().get(5, TimeUnit.SECONDS));
-        assertTrue(p.elapsedMillis() >= 350, "returned after " + p.elapsedMillis() + " ms");
+        ticker.advance(Duration.ofMillis(400));
+        assertFalse(p.get(5, TimeUnit.SECONDS), "it timed out: the signal did not wake it");
     }
 
     @Test
     void anotherTenantsQueueOfTheSameNameDoesNotWakeIt() throws Exception {
-        Parked p = park(TENANT, "orders", 400);
+        CompletableFuture<Boolean> p = park(TENANT, "orders", 400);
         awaitParked(1);
         hub.signal(OTHER_TENANT, "orders", "p1");
-        assertFalse(p.woken().get(5, TimeUnit.SECONDS));
-        assertTrue(p.elapsedMillis() >= 350, "returned after " + p.elapsedMillis() + " ms");
+        ticker.advance(Duration.ofMillis(400));
+        assertFalse(p.get(5, TimeUnit.SECONDS), "it timed out: the signal did not wake it");
     }
 
     @Test
     void theTenantGateIsWokenByAnyQueueOfItsTenantOnly() throws Exception {
-        long seen = hub.tenantVersion(TENANT);
-        CompletableFuture<Boolean> discovery = CompletableFuture.supplyAsync(
-                () -> hub.awaitTenantChange(TENANT, seen, 30_000), threads);
+        CompletableFuture<Boolean> untouched = parkOnTenant(TENANT, 30_000);
         awaitParked(1);
         hub.signal(OTHER_TENANT, "anything", "p1");
-        Thread.sleep(100);
-        assertFalse(discovery.isDone(), "another tenant's push must not wake it");
+        ticker.advance(Duration.ofSeconds(30));
+        assertFalse(untouched.get(5, TimeUnit.SECONDS), "another tenant's push must not wake it: it timed out");
+        CompletableFuture<Boolean> discovery = parkOnTenant(TENANT, 30_000);
+        awaitParked(1);
         hub.signal(TENANT, "some-queue-nobody-waits-on", "p1");
         assertTrue(discovery.get(5, TimeUnit.SECONDS));
         // A push before parking counts too.
@@ -125,15 +135,15 @@ class WakeHubTest {
 
     @Test
     void everyWaiterOfTheGateIsWoken() throws Exception {
-        List<Parked> parked = new ArrayList<>();
+        List<CompletableFuture<Boolean>> parked = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             parked.add(park(TENANT, "orders", 30_000));
         }
         awaitParked(20);
         assertEquals(1, hub.gates());
         hub.signal(TENANT, "orders", "p1");
-        for (Parked p : parked) {
-            assertTrue(p.woken().get(5, TimeUnit.SECONDS));
+        for (CompletableFuture<Boolean> p : parked) {
+            assertTrue(p.get(5, TimeUnit.SECONDS));
         }
         assertEquals(0, hub.waiting());
         assertEquals(0, hub.gates());
@@ -143,9 +153,7 @@ class WakeHubTest {
     void gatesAreRemovedWhenTheirWaitersLeave() throws Exception {
         List<CompletableFuture<Boolean>> all = new ArrayList<>();
         for (int i = 0; i < 10_000; i++) {
-            String queue = "queue-" + i;
-            long seen = hub.version(TENANT, queue);
-            all.add(CompletableFuture.supplyAsync(() -> hub.awaitChange(TENANT, queue, seen, 30_000), threads));
+            all.add(park(TENANT, "queue-" + i, 30_000));
         }
         awaitParked(10_000);
         assertEquals(10_000, hub.gates());
@@ -181,10 +189,10 @@ class WakeHubTest {
             b.add(parkInGroup("orders", "B"));
             awaitParked(3 + b.size());
         }
-        Parked groupless = park(TENANT, "orders", 30_000);
+        CompletableFuture<Boolean> groupless = park(TENANT, "orders", 30_000);
         awaitParked(6);
         hub.signal(TENANT, "orders", "p1");
-        assertTrue(groupless.woken().get(5, TimeUnit.SECONDS));
+        assertTrue(groupless.get(5, TimeUnit.SECONDS));
         // The oldest of each group goes; the others stay parked.
         assertTrue(a.getFirst().get(5, TimeUnit.SECONDS));
         assertTrue(b.getFirst().get(5, TimeUnit.SECONDS));
@@ -245,13 +253,11 @@ class WakeHubTest {
 
     @Test
     void signalAllWaitingWakesQueueAndTenantWaiters() throws Exception {
-        Parked q = park(TENANT, "orders", 30_000);
-        long seen = hub.tenantVersion(OTHER_TENANT);
-        CompletableFuture<Boolean> t = CompletableFuture.supplyAsync(
-                () -> hub.awaitTenantChange(OTHER_TENANT, seen, 30_000), threads);
+        CompletableFuture<Boolean> q = park(TENANT, "orders", 30_000);
+        CompletableFuture<Boolean> t = parkOnTenant(OTHER_TENANT, 30_000);
         awaitParked(2);
         hub.signalAllWaiting();
-        assertTrue(q.woken().get(5, TimeUnit.SECONDS));
+        assertTrue(q.get(5, TimeUnit.SECONDS));
         assertTrue(t.get(5, TimeUnit.SECONDS));
     }
 }
