@@ -1,11 +1,11 @@
 package io.queen.broker.engine;
 
 import io.queen.broker.config.EngineSettings.AutopilotMode;
+import io.queen.broker.lifecycle.Ticker;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -40,7 +40,7 @@ public final class PopAutopilot {
     private final AutopilotMode mode;
     private final int batch;
     private final long shadowReportNanos;
-    private final LongSupplier nanoClock;
+    private final Ticker ticker;
     private final Map<String, Lane> lanes = new ConcurrentHashMap<>();
     private final AtomicLong shadowDecisions = new AtomicLong();
     private final AtomicLong lastShadowReport;
@@ -57,19 +57,19 @@ public final class PopAutopilot {
      * @param batch the batch given to a pop that delegated it
      */
     public PopAutopilot(AutopilotMode mode, int batch) {
-        this(mode, batch, SHADOW_REPORT_NANOS, System::nanoTime);
+        this(mode, batch, SHADOW_REPORT_NANOS, Ticker.SYSTEM);
     }
 
     /**
      * @param shadowReportNanos the shortest gap between two shadow log lines
-     * @param nanoClock         the time in {@link System#nanoTime} units, for idle lanes and the shadow window
+     * @param ticker            the clock of idle lanes and the shadow window
      */
-    PopAutopilot(AutopilotMode mode, int batch, long shadowReportNanos, LongSupplier nanoClock) {
+    PopAutopilot(AutopilotMode mode, int batch, long shadowReportNanos, Ticker ticker) {
         this.mode = mode;
         this.batch = batch;
         this.shadowReportNanos = shadowReportNanos;
-        this.nanoClock = nanoClock;
-        this.lastShadowReport = new AtomicLong(nanoClock.getAsLong() - Long.MAX_VALUE / 2);
+        this.ticker = ticker;
+        this.lastShadowReport = new AtomicLong(ticker.nanoTime() - Long.MAX_VALUE / 2);
     }
 
     /** Whether pops that ask for autopilot get a lane (on and shadow). */
@@ -91,7 +91,7 @@ public final class PopAutopilot {
      */
     public boolean reportShadow(String lane, Plan would, int claimsPartitions, int claimsBatch) {
         long decisions = shadowDecisions.incrementAndGet();
-        long now = nanoClock.getAsLong();
+        long now = ticker.nanoTime();
         long last = lastShadowReport.get();
         if (now - last < shadowReportNanos || !lastShadowReport.compareAndSet(last, now)) {
             return false;
@@ -149,7 +149,7 @@ public final class PopAutopilot {
         }
         Lane l = lanes.computeIfAbsent(lane, k -> new Lane());
         synchronized (l) {
-            long now = nanoClock.getAsLong();
+            long now = ticker.nanoTime();
             if (l.ready < 0 || now - l.lastPlanNanos > IDLE_NANOS) {
                 l.ready = readyNow;
                 l.width = 1;

@@ -1,19 +1,20 @@
 package io.queen.broker.engine;
 
 import io.queen.broker.config.EngineSettings.AutopilotMode;
+import io.queen.broker.lifecycle.ManualTicker;
 import io.queen.broker.support.CapturedLog;
 import org.junit.jupiter.api.Test;
 
-import java.util.concurrent.atomic.AtomicLong;
+import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PopAutopilotTest {
-    /** The autopilot's clock, in nanoseconds: it moves only when a test moves it. */
-    private final AtomicLong now = new AtomicLong();
-    private final PopAutopilot pilot = new PopAutopilot(AutopilotMode.ON, 100, 10_000_000_000L, now::get);
+    /** The autopilot's clock: it moves only when a test moves it. */
+    private final ManualTicker now = new ManualTicker();
+    private final PopAutopilot pilot = new PopAutopilot(AutopilotMode.ON, 100, 10_000_000_000L, now);
 
     @Test
     void aKnobThePopSentIsNeverTouched() {
@@ -53,9 +54,9 @@ class PopAutopilotTest {
     @Test
     void aLaneIdleForASecondStartsAgainFromOne() {
         assertEquals(50, pilot.plan("t/q/idle", 50, null, null).partitions());
-        now.addAndGet(PopAutopilot.IDLE_NANOS);
+        now.advance(Duration.ofNanos(PopAutopilot.IDLE_NANOS));
         assertEquals(50, pilot.plan("t/q/idle", 5, null, null).partitions(), "a second is not yet idle");
-        now.addAndGet(PopAutopilot.IDLE_NANOS + 1);
+        now.advance(Duration.ofNanos(PopAutopilot.IDLE_NANOS + 1));
         assertEquals(5, pilot.plan("t/q/idle", 5, null, null).partitions(), "not the width of the last burst");
     }
 
@@ -77,17 +78,17 @@ class PopAutopilotTest {
 
     @Test
     void shadowReportsTheLatestDecisionAtMostOncePerWindow() {
-        PopAutopilot shadow = new PopAutopilot(AutopilotMode.SHADOW, 100, 60_000_000_000L, now::get);
+        PopAutopilot shadow = new PopAutopilot(AutopilotMode.SHADOW, 100, 60_000_000_000L, now);
         try (CapturedLog log = CapturedLog.of(PopAutopilot.class)) {
             assertTrue(shadow.reportShadow("t/q/g", new PopAutopilot.Plan(19, 100), 1, 200));
-            now.addAndGet(59_000_000_000L);
+            now.advance(Duration.ofNanos(59_000_000_000L));
             assertFalse(shadow.reportShadow("t/q/g", new PopAutopilot.Plan(20, 100), 1, 200), "inside the window");
             assertEquals(1, log.messages().size(), log.messages().toString());
             String line = log.messages().get(0);
             assertTrue(line.contains("lane t/q/g would claim partitions=19 batch=100"), line);
             assertTrue(line.contains("the pop claims partitions=1 batch=200"), line);
         }
-        PopAutopilot everyTime = new PopAutopilot(AutopilotMode.SHADOW, 100, 0, now::get);
+        PopAutopilot everyTime = new PopAutopilot(AutopilotMode.SHADOW, 100, 0, now);
         try (CapturedLog log = CapturedLog.of(PopAutopilot.class)) {
             everyTime.reportShadow("t/q/g", new PopAutopilot.Plan(2, 100), 1, 200);
             everyTime.reportShadow("t/q/g", new PopAutopilot.Plan(3, 100), 1, 200);
