@@ -28,6 +28,12 @@ import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.queen.operator.rollout.RolloutAnnotations.IN_FLIGHT_ANNOTATION;
+import static io.queen.operator.rollout.RolloutAnnotations.RESTART_ANNOTATION;
+import static io.queen.operator.rollout.RolloutAnnotations.REVISION_LABEL;
+import static io.queen.operator.rollout.RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION;
+import static io.queen.operator.rollout.RolloutAnnotations.STATE_ANNOTATION;
+
 /**
  * Reads one broker StatefulSet, its pods and its schema Job, asks {@link RolloutPlanner} for the
  * next step and applies it through the Kubernetes API. All roll state lives in the cluster (pod
@@ -36,14 +42,6 @@ import java.util.regex.Pattern;
  * annotation of a requested restart), one Job create, one pod delete, Events.
  */
 public class RolloutExecutor {
-    /** Set by a user (any new value, e.g. a timestamp) to restart every broker, one at a time. */
-    public static final String RESTART_ANNOTATION = "queen.io/restart-requested-at";
-    public static final String SCHEMA_APPLIED_ANNOTATION = "queen.io/schema-applied";
-    public static final String IN_FLIGHT_ANNOTATION = "queen.io/rollout-in-flight";
-    /** Human-readable roll state: schema-job, blocked-schema, in-progress, stalled, complete. */
-    public static final String STATE_ANNOTATION = "queen.io/rollout";
-    public static final String REVISION_LABEL = "controller-revision-hash";
-
     private static final Logger LOG = LoggerFactory.getLogger(RolloutExecutor.class);
     private static final ObjectMapper PATCH_JSON = new ObjectMapper();
 

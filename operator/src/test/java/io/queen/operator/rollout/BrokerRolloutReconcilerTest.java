@@ -71,7 +71,7 @@ class BrokerRolloutReconcilerTest {
                 OperatorHarness.fastTimings(Duration.ofMinutes(5), Duration.ofMinutes(10)), true, clock)) {
             controllers.start();
             // First install: the schema Job runs for image 1 before anything else.
-            await().atMost(Duration.ofSeconds(60)).until(() -> "queen-broker:1".equals(annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> "queen-broker:1".equals(annotation(RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION)));
             await().atMost(Duration.ofSeconds(60)).until(() -> down() == 0 && client.pods().inNamespace(NS).list().getItems().size() == 3);
             mostDown[0] = 0;
             deletionOrder.clear();
@@ -83,12 +83,12 @@ class BrokerRolloutReconcilerTest {
 
             await().atMost(Duration.ofSeconds(90)).until(() -> client.pods().inNamespace(NS).list().getItems().stream()
                     .filter(p -> "queen-broker:2".equals(p.getSpec().getContainers().get(0).getImage())).count() == 3 && down() == 0);
-            await().atMost(Duration.ofSeconds(30)).until(() -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
+            await().atMost(Duration.ofSeconds(30)).until(() -> String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("complete"));
         } finally {
             running.set(false);
             controllers.join();
         }
-        assertEquals("queen-broker:2", annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION));
+        assertEquals("queen-broker:2", annotation(RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION));
         assertEquals(List.of("broker-2", "broker-1", "broker-0"), deletionOrder);
         assertTrue(mostDown[0] <= 1, "never two brokers down, saw " + mostDown[0]);
     }
