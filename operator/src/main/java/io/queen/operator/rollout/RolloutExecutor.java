@@ -2,13 +2,8 @@ package io.queen.operator.rollout;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.api.model.ContainerStatus;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.EvictionBuilder;
-import io.fabric8.kubernetes.api.model.batch.v1.Job;
-import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -18,25 +13,20 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static io.queen.operator.rollout.RolloutAnnotations.IN_FLIGHT_ANNOTATION;
 import static io.queen.operator.rollout.RolloutAnnotations.RESTART_ANNOTATION;
-import static io.queen.operator.rollout.RolloutAnnotations.REVISION_LABEL;
 import static io.queen.operator.rollout.RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION;
 import static io.queen.operator.rollout.RolloutAnnotations.STATE_ANNOTATION;
 
 /**
- * Reads one broker StatefulSet, its pods and its schema Job, asks {@link RolloutPlanner} for the
- * next step and applies it through the Kubernetes API. All roll state lives in the cluster (pod
+ * One round of a broker roll: {@link RolloutObserver} reads the StatefulSet, its pods and its
+ * schema Job, {@link RolloutPlanner} chooses the next step from the {@link RolloutState} the
+ * observation gives, and the step is applied through the Kubernetes API. All roll state lives in the cluster (pod
  * labels, Job status, StatefulSet annotations), so a restarted or newly elected operator carries on
  * where the last one stopped. The only writes are: StatefulSet annotations (and the template
  * annotation of a requested restart), one Job create, one pod delete, Events.
@@ -46,6 +36,7 @@ public class RolloutExecutor {
     private static final ObjectMapper PATCH_JSON = new ObjectMapper();
 
     private final KubernetesClient client;
+    private final RolloutObserver observer;
     private final EventRecorder events;
     private final Clock clock;
     private final Duration readyTimeout;
@@ -54,6 +45,7 @@ public class RolloutExecutor {
     /** @param evict replace pods through the eviction API (production); false deletes them (the mock API server has no eviction) */
     public RolloutExecutor(KubernetesClient client, EventRecorder events, Clock clock, Duration readyTimeout, boolean evict) {
         this.client = client;
+        this.observer = new RolloutObserver(client, clock);
         this.events = events;
         this.clock = clock;
         this.readyTimeout = readyTimeout;
@@ -62,110 +54,18 @@ public class RolloutExecutor {
 
     /** One planning round: observe, plan, apply. Returns the step applied (empty when the StatefulSet is gone). */
     public Optional<RolloutStep> reconcile(String namespace, String statefulSet) {
-        StatefulSet sts = client.apps().statefulSets().inNamespace(namespace).withName(statefulSet).get();
-        if (sts == null) {
+        Optional<StatefulSet> found = observer.statefulSet(namespace, statefulSet);
+        if (found.isEmpty()) {
             return Optional.empty();
         }
-        Long generation = sts.getMetadata().getGeneration();
-        Long observed = sts.getStatus() == null ? null : sts.getStatus().getObservedGeneration();
-        if (generation != null && (observed == null || observed < generation)) {
-            // Until the StatefulSet controller has seen the template, updateRevision is the old one,
-            // and every pod would look up to date: a roll would be read as complete.
-            return Optional.of(new RolloutStep.Wait("the StatefulSet controller has not observed generation " + generation));
+        StatefulSet sts = found.get();
+        Optional<RolloutStep.Wait> notYet = RolloutObservation.awaitStatefulSetController(sts);
+        if (notYet.isPresent()) {
+            return Optional.of(notYet.get());
         }
-        RolloutState state = observe(sts);
-        if (state.updateRevision() == null) {
-            // The StatefulSet controller has not processed the template yet.
-            return Optional.of(new RolloutStep.Wait("no status.updateRevision yet"));
-        }
-        RolloutStep step = RolloutPlanner.next(state);
+        RolloutStep step = RolloutPlanner.next(observer.observe(sts).state(readyTimeout));
         apply(sts, step);
         return Optional.of(step);
-    }
-
-    RolloutState observe(StatefulSet sts) {
-        Instant now = clock.instant();
-        String namespace = sts.getMetadata().getNamespace();
-        String name = sts.getMetadata().getName();
-        Map<String, String> annotations = annotations(sts.getMetadata().getAnnotations());
-        Map<String, String> templateAnnotations = sts.getSpec().getTemplate().getMetadata() == null ? Map.of()
-                : annotations(sts.getSpec().getTemplate().getMetadata().getAnnotations());
-        String schemaKey = SchemaJobs.schemaKey(sts).orElse(null);
-        SchemaJobState job = SchemaJobState.ABSENT;
-        if (schemaKey != null && !schemaKey.equals(annotations.get(SCHEMA_APPLIED_ANNOTATION))) {
-            job = jobState(client.batch().v1().jobs().inNamespace(namespace)
-                    .withName(SchemaJobs.jobName(name, schemaKey)).get());
-        }
-        Pattern podName = Pattern.compile(Pattern.quote(name) + "-(\\d+)");
-        var selector = sts.getSpec().getSelector() == null ? null : sts.getSpec().getSelector().getMatchLabels();
-        List<Pod> pods = selector == null || selector.isEmpty()
-                ? client.pods().inNamespace(namespace).list().getItems()
-                : client.pods().inNamespace(namespace).withLabels(selector).list().getItems();
-        List<PodState> states = new ArrayList<>();
-        for (Pod pod : pods) {
-            Matcher m = podName.matcher(pod.getMetadata().getName());
-            if (m.matches()) {
-                states.add(podState(pod, Integer.parseInt(m.group(1)), now));
-            }
-        }
-        int replicas = sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
-        String updateRevision = sts.getStatus() == null ? null : sts.getStatus().getUpdateRevision();
-        return new RolloutState(replicas, updateRevision, schemaKey, annotations.get(SCHEMA_APPLIED_ANNOTATION), job,
-                annotations.get(RESTART_ANNOTATION), templateAnnotations.get(RESTART_ANNOTATION), states,
-                InFlight.decode(annotations.get(IN_FLIGHT_ANNOTATION)), now, readyTimeout);
-    }
-
-    private PodState podState(Pod pod, int ordinal, Instant now) {
-        boolean ready = conditionTrue(pod, "Ready");
-        Instant created = parse(pod.getMetadata().getCreationTimestamp()).orElse(now);
-        // Unready since when: the Ready condition's last transition (a pod Ready for days that just
-        // turned unready is not "unready too long"); its creation when the kubelet has not said yet.
-        Instant unreadySince = readyCondition(pod).flatMap(c -> parse(c.getLastTransitionTime())).orElse(created);
-        PodState.Stuck stuck = PodState.Stuck.NO;
-        if (!ready) {
-            stuck = stuckReason(pod);
-            if (stuck == PodState.Stuck.NO && !now.isBefore(unreadySince.plus(readyTimeout))) {
-                stuck = PodState.Stuck.UNREADY_TOO_LONG;
-            }
-        }
-        Map<String, String> labels = annotations(pod.getMetadata().getLabels());
-        return new PodState(pod.getMetadata().getName(), ordinal, labels.get(REVISION_LABEL), ready,
-                pod.getMetadata().getDeletionTimestamp() != null, stuck, created);
-    }
-
-    private static PodState.Stuck stuckReason(Pod pod) {
-        if (pod.getStatus() == null) {
-            return PodState.Stuck.NO;
-        }
-        List<ContainerStatus> containers = pod.getStatus().getContainerStatuses() == null ? List.of()
-                : pod.getStatus().getContainerStatuses();
-        for (ContainerStatus c : containers) {
-            String waiting = c.getState() == null || c.getState().getWaiting() == null ? null
-                    : c.getState().getWaiting().getReason();
-            if ("CrashLoopBackOff".equals(waiting)) {
-                return PodState.Stuck.CRASH_LOOP;
-            }
-            if ("ImagePullBackOff".equals(waiting) || "ErrImagePull".equals(waiting) || "InvalidImageName".equals(waiting)) {
-                return PodState.Stuck.IMAGE_PULL;
-            }
-        }
-        List<PodCondition> conditions = pod.getStatus().getConditions() == null ? List.of() : pod.getStatus().getConditions();
-        boolean unschedulable = conditions.stream().anyMatch(c -> "PodScheduled".equals(c.getType())
-                && "False".equals(c.getStatus()) && "Unschedulable".equals(c.getReason()));
-        return unschedulable ? PodState.Stuck.UNSCHEDULABLE : PodState.Stuck.NO;
-    }
-
-    private static SchemaJobState jobState(Job job) {
-        if (job == null) {
-            return SchemaJobState.ABSENT;
-        }
-        if (job.getStatus() != null && job.getStatus().getSucceeded() != null && job.getStatus().getSucceeded() > 0) {
-            return SchemaJobState.SUCCEEDED;
-        }
-        List<JobCondition> conditions = job.getStatus() == null || job.getStatus().getConditions() == null ? List.of()
-                : job.getStatus().getConditions();
-        boolean failed = conditions.stream().anyMatch(c -> "Failed".equals(c.getType()) && "True".equals(c.getStatus()));
-        return failed ? SchemaJobState.FAILED : SchemaJobState.RUNNING;
     }
 
     void apply(StatefulSet sts, RolloutStep step) {
@@ -232,7 +132,7 @@ public class RolloutExecutor {
             }
             case RolloutStep.Complete complete -> {
                 String value = "complete " + complete.revision();
-                Map<String, String> current = annotations(sts.getMetadata().getAnnotations());
+                Map<String, String> current = RolloutObservation.orEmpty(sts.getMetadata().getAnnotations());
                 if (!value.equals(current.get(STATE_ANNOTATION)) || current.containsKey(IN_FLIGHT_ANNOTATION)) {
                     boolean rolled = current.containsKey(IN_FLIGHT_ANNOTATION);
                     Map<String, String> done = new HashMap<>();
@@ -261,7 +161,7 @@ public class RolloutExecutor {
 
     /** Returns whether the state annotation changed (for once-only warnings). */
     private boolean setState(StatefulSet sts, String value) {
-        if (Objects.equals(value, annotations(sts.getMetadata().getAnnotations()).get(STATE_ANNOTATION))) {
+        if (Objects.equals(value, RolloutObservation.orEmpty(sts.getMetadata().getAnnotations()).get(STATE_ANNOTATION))) {
             return false;
         }
         annotate(sts, Map.of(STATE_ANNOTATION, value));
@@ -289,28 +189,6 @@ public class RolloutExecutor {
             return PATCH_JSON.writeValueAsString(change);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    private static Map<String, String> annotations(Map<String, String> map) {
-        return map == null ? Map.of() : map;
-    }
-
-    private static Optional<PodCondition> readyCondition(Pod pod) {
-        return pod.getStatus() == null || pod.getStatus().getConditions() == null ? Optional.empty()
-                : pod.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType())).findFirst();
-    }
-
-    private static boolean conditionTrue(Pod pod, String type) {
-        return pod.getStatus() != null && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
-                .anyMatch(c -> type.equals(c.getType()) && "True".equals(c.getStatus()));
-    }
-
-    private static Optional<Instant> parse(String timestamp) {
-        try {
-            return timestamp == null ? Optional.empty() : Optional.of(Instant.parse(timestamp));
-        } catch (RuntimeException e) {
-            return Optional.empty();
         }
     }
 }

@@ -2,7 +2,6 @@ package io.queen.operator.rollout;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -178,26 +177,6 @@ class RolloutExecutorTest {
 
         assertTrue(step instanceof RolloutStep.Wait, step.toString());
         assertFalse(String.valueOf(sts().getMetadata().getAnnotations().get(RolloutAnnotations.STATE_ANNOTATION)).startsWith("complete"));
-    }
-
-    @Test
-    void aPodIsUnreadyTooLongCountingFromItsReadyTransitionNotItsCreation() {
-        Pod pod = pods().getFirst();
-        Instant created = Instant.parse(pod.getMetadata().getCreationTimestamp());
-        // An hour after the pod started, it turned unready 5 s ago: not stuck yet (the timeout is 30 s).
-        clock = new MutableClock(created.plus(Duration.ofHours(1)));
-        client.pods().inNamespace(NS).withName(pod.getMetadata().getName()).editStatus(p -> {
-            p.getStatus().getConditions().removeIf(c -> "Ready".equals(c.getType()));
-            p.getStatus().getConditions().add(new PodConditionBuilder().withType("Ready")
-                    .withStatus("False").withLastTransitionTime(clock.instant().minusSeconds(5).toString()).build());
-            return p;
-        });
-
-        RolloutState state = executor().observe(sts());
-
-        PodState observed = state.pods().stream().filter(p -> p.name().equals(pod.getMetadata().getName())).findFirst().orElseThrow();
-        assertFalse(observed.ready());
-        assertEquals(PodState.Stuck.NO, observed.stuck());
     }
 
     private RolloutExecutor executor() {
