@@ -3,7 +3,7 @@ package io.queen.operator.rollout;
 /**
  * Where a broker roll keeps its state in the cluster: annotations on the StatefulSet (and the
  * restart annotation in its pod template) and the pod label of the revision a pod runs. Read
- * through {@link RolloutObservation}, written by {@link RolloutExecutor}.
+ * through {@link RolloutObservation}, written by {@link RolloutActions}.
  */
 public final class RolloutAnnotations {
     /** Set by a user (any new value, e.g. a timestamp) to restart every broker, one at a time. */

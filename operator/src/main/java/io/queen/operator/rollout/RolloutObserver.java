@@ -12,7 +12,7 @@ import java.util.Optional;
 
 /**
  * The reads of a broker roll, and nothing else: the StatefulSet, the pods its selector matches and
- * its schema Job, taken together into a {@link RolloutObservation}. Writes are {@link RolloutExecutor}'s.
+ * its schema Job, taken together into a {@link RolloutObservation}. Writes are {@link RolloutActions}'.
  */
 public class RolloutObserver {
     private final KubernetesClient client;

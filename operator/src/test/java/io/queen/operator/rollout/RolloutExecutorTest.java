@@ -180,7 +180,8 @@ class RolloutExecutorTest {
     }
 
     private RolloutExecutor executor() {
-        return new RolloutExecutor(client, new EventRecorder(client, clock), clock, READY_TIMEOUT, false);
+        return new RolloutExecutor(new RolloutObserver(client, clock),
+                new RolloutActions(client, new EventRecorder(client, clock), clock, false), READY_TIMEOUT);
     }
 
     /** Rounds of: the operator acts, the cluster's controllers act, a second passes. */
