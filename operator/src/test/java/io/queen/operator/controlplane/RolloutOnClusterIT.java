@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.queen.operator.rollout.RolloutAnnotations;
+import io.queen.operator.support.Steady;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -147,9 +148,10 @@ class RolloutOnClusterIT {
         setImage("queen-broker:3.0.0-bad");
 
         awaitOrDescribe(WAIT, () -> String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("stalled"));
-        // Stalled for a few more polls: still only the one pod on the bad image.
-        sleep(Duration.ofSeconds(3));
-        assertEquals(1, brokerPods().stream().filter(p -> image(p).equals("queen-broker:3.0.0-bad")).count());
+        // Stalled for a few more polls (the halted roll is looked at again every 3 s, and on every pod
+        // change): still only the one pod on the bad image.
+        Steady.holdsFor(Duration.ofSeconds(3), "the halted roll replaces no second broker", () -> assertEquals(1,
+                brokerPods().stream().filter(p -> image(p).equals("queen-broker:3.0.0-bad")).count()));
         assertEquals(1, MOST_DOWN.get(), "the halted roll cost one broker");
         assertTrue(events("RolloutStalled") >= 1);
     }
@@ -219,8 +221,9 @@ class RolloutOnClusterIT {
         // The unready outdated pods count as stuck after the ready timeout, and the planner would replace
         // them at once; the eviction API refuses while the budget is spent.
         awaitOrDescribe(WAIT, () -> events("EvictionRefused") >= 1);
-        sleep(Duration.ofSeconds(2));
-        assertEquals(uidsBefore, brokerPods().stream().map(p -> p.getMetadata().getUid()).toList(), "no broker was removed");
+        // Rounds go on (every 500 ms while the roll waits): each is refused, none removes a broker.
+        Steady.holdsFor(Duration.ofSeconds(2), "no broker is removed while the budget is spent", () -> assertEquals(uidsBefore,
+                brokerPods().stream().map(p -> p.getMetadata().getUid()).toList(), "no broker was removed"));
         assertTrue(String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("waiting-disruption-budget"));
     }
 
@@ -295,13 +298,5 @@ class RolloutOnClusterIT {
         return admin.v1().events().inNamespace(NS).list().getItems().stream()
                 .filter(e -> reason.equals(e.getReason()) && sts.equals(e.getInvolvedObject().getName()))
                 .mapToLong(e -> e.getCount() == null ? 1 : Math.max(e.getCount(), 1)).sum();
-    }
-
-    private static void sleep(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }
