@@ -16,7 +16,9 @@ import io.queen.operator.reconcile.ReconcileTriggers;
 import io.queen.operator.reconcile.StatusWriter;
 import io.queen.operator.reconcile.TenantReconciler;
 import io.queen.operator.rollout.BrokerRolloutReconciler;
+import io.queen.operator.rollout.RolloutActions;
 import io.queen.operator.rollout.RolloutExecutor;
+import io.queen.operator.rollout.RolloutObserver;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 
 import java.time.Clock;
@@ -101,8 +103,8 @@ public final class QueenOperator implements AutoCloseable {
                             .withRetry(retry);
                 });
         if (settings.rolloutEnabled()) {
-            RolloutExecutor executor = new RolloutExecutor(client, events, clock, settings.rolloutReadyTimeout(),
-                    settings.evictPods());
+            RolloutExecutor executor = new RolloutExecutor(new RolloutObserver(client, clock),
+                    new RolloutActions(client, events, clock, settings.evictPods()), settings.rolloutReadyTimeout());
             operator.register(new BrokerRolloutReconciler(executor, settings.rolloutPoll(),
                     settings.rolloutPoll().multipliedBy(6)), c -> {
                         if (settings.rolloutNamespace() != null) {

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import org.awaitility.core.ConditionTimeoutException;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -25,10 +26,15 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509TrustManager;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * A real Kubernetes control plane on loopback: etcd, kube-apiserver (RBAC, service-account token
@@ -119,7 +125,7 @@ public final class ControlPlane implements AutoCloseable {
             // Also when the test JVM dies without JUnit closing it: no etcd or API server outlives its tests.
             Runtime.getRuntime().addShutdownHook(new Thread(plane::close, "control-plane-stop"));
             return plane;
-        } catch (IOException | InterruptedException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             processes.forEach(ControlPlane::stop);
             throw e;
         }
@@ -167,20 +173,30 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /** The controller-manager runs once its service-account controller made the default ServiceAccount. */
-    private static void awaitControllerManager(URI api, String token, Path workDir, List<Process> processes)
-            throws InterruptedException {
-        Instant deadline = Instant.now().plus(START_TIMEOUT);
+    private static void awaitControllerManager(URI api, String token, Path workDir, List<Process> processes) {
         Config config = new ConfigBuilder(Config.empty()).withMasterUrl(api.toString()).withOauthToken(token)
                 .withTrustCerts(true).withDisableHostnameVerification(true).build();
         try (KubernetesClient admin = new KubernetesClientBuilder().withConfig(config).build()) {
-            while (admin.serviceAccounts().inNamespace("default").withName("default").get() == null) {
-                checkAlive(processes);
-                if (Instant.now().isAfter(deadline)) {
-                    throw new IllegalStateException("kube-controller-manager did not create the default ServiceAccount within "
-                            + START_TIMEOUT + "; see " + workDir.resolve("kube-controller-manager.log"));
-                }
-                Thread.sleep(200);
-            }
+            pollUntil(processes, () -> admin.serviceAccounts().inNamespace("default").withName("default").get() != null,
+                    () -> "kube-controller-manager did not create the default ServiceAccount within " + START_TIMEOUT
+                            + "; see " + workDir.resolve("kube-controller-manager.log"));
+        }
+    }
+
+    /**
+     * Polls a starting process for a condition: every 200 ms (from at once), until it holds or
+     * {@link #START_TIMEOUT} is up. A process that exits ends the wait at once, with its exit code;
+     * a timeout throws {@code timeoutMessage}.
+     */
+    private static void pollUntil(List<Process> processes, Callable<Boolean> condition, Supplier<String> timeoutMessage) {
+        try {
+            await().atMost(START_TIMEOUT).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(200)).pollInSameThread()
+                    .until(() -> {
+                        checkAlive(processes);
+                        return condition.call();
+                    });
+        } catch (ConditionTimeoutException e) {
+            throw new IllegalStateException(timeoutMessage.get(), e);
         }
     }
 
@@ -224,25 +240,20 @@ public final class ControlPlane implements AutoCloseable {
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 
-    private static void awaitHealthy(URI api, String token, String path, List<Process> processes) throws InterruptedException {
+    private static void awaitHealthy(URI api, String token, String path, List<Process> processes) {
         HttpClient http = HttpClient.newBuilder().sslContext(trustAll()).connectTimeout(Duration.ofSeconds(2)).build();
-        Instant deadline = Instant.now().plus(START_TIMEOUT);
-        String last = "no answer";
-        while (Instant.now().isBefore(deadline)) {
-            checkAlive(processes);
+        AtomicReference<String> last = new AtomicReference<>("no answer");
+        pollUntil(processes, () -> {
             try {
                 HttpResponse<String> r = http.send(HttpRequest.newBuilder(api.resolve(path)).header("Authorization", "Bearer " + token)
                         .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() == 200) {
-                    return;
-                }
-                last = r.statusCode() + " " + r.body();
+                last.set(r.statusCode() + " " + r.body());
+                return r.statusCode() == 200;
             } catch (IOException e) {
-                last = e.toString();
+                last.set(e.toString());
+                return false;
             }
-            Thread.sleep(200);
-        }
-        throw new IllegalStateException("kube-apiserver not ready within " + START_TIMEOUT + ": " + last);
+        }, () -> "kube-apiserver not ready within " + START_TIMEOUT + ": " + last.get());
     }
 
     private static void checkAlive(List<Process> processes) {

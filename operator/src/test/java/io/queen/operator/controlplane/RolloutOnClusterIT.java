@@ -6,7 +6,8 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.queen.operator.rollout.RolloutExecutor;
+import io.queen.operator.rollout.RolloutAnnotations;
+import io.queen.operator.support.Steady;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -102,8 +103,8 @@ class RolloutOnClusterIT {
     void theFirstInstallAppliesTheSchemaThenSettles() {
         await().atMost(WAIT).until(() -> readyBrokers() == REPLICAS);
         String image = image(statefulSet());
-        await().atMost(WAIT).until(() -> image.equals(annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION)));
-        await().atMost(WAIT).until(() -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
+        await().atMost(WAIT).until(() -> image.equals(annotation(RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION)));
+        await().atMost(WAIT).until(() -> String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("complete"));
         assertTrue(schemaJobs().stream().anyMatch(j -> j.getStatus() != null && Integer.valueOf(1).equals(j.getStatus().getSucceeded())),
                 "the Job controller completed the schema Job");
     }
@@ -117,7 +118,7 @@ class RolloutOnClusterIT {
 
         // Until the Job controller reports the schema Job done and the operator records it, no broker is touched.
         await().atMost(WAIT).until(() -> {
-            boolean applied = "queen-broker:2.0.0".equals(annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION));
+            boolean applied = "queen-broker:2.0.0".equals(annotation(RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION));
             if (!applied) {
                 assertEquals(uidsBefore, brokerPods().stream().map(p -> p.getMetadata().getUid()).toList(),
                         "a broker was replaced before the schema Job completed");
@@ -127,7 +128,7 @@ class RolloutOnClusterIT {
         assertTrue(schemaJobs().stream().anyMatch(j -> j.getSpec().getTemplate().getSpec().getContainers().getFirst().getImage()
                 .equals("queen-broker:2.0.0") && j.getStatus() != null && Integer.valueOf(1).equals(j.getStatus().getSucceeded())));
         await().atMost(WAIT).until(() -> rolledTo("queen-broker:2.0.0"));
-        await().atMost(WAIT).until(() -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
+        await().atMost(WAIT).until(() -> String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("complete"));
         StatefulSet rolled = statefulSet();
         assertEquals(rolled.getMetadata().getGeneration(), rolled.getStatus().getObservedGeneration());
         assertTrue(brokerPods().stream().noneMatch(p -> uidsBefore.contains(p.getMetadata().getUid())), "every pod was replaced");
@@ -146,10 +147,11 @@ class RolloutOnClusterIT {
                 ? FakeKubelet.Outcome.NOT_READY : FakeKubelet.byKind(p));
         setImage("queen-broker:3.0.0-bad");
 
-        awaitOrDescribe(WAIT, () -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("stalled"));
-        // Stalled for a few more polls: still only the one pod on the bad image.
-        sleep(Duration.ofSeconds(3));
-        assertEquals(1, brokerPods().stream().filter(p -> image(p).equals("queen-broker:3.0.0-bad")).count());
+        awaitOrDescribe(WAIT, () -> String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("stalled"));
+        // Stalled for a few more polls (the halted roll is looked at again every 3 s, and on every pod
+        // change): still only the one pod on the bad image.
+        Steady.holdsFor(Duration.ofSeconds(3), "the halted roll replaces no second broker", () -> assertEquals(1,
+                brokerPods().stream().filter(p -> image(p).equals("queen-broker:3.0.0-bad")).count()));
         assertEquals(1, MOST_DOWN.get(), "the halted roll cost one broker");
         assertTrue(events("RolloutStalled") >= 1);
     }
@@ -161,13 +163,13 @@ class RolloutOnClusterIT {
         MOST_DOWN.set(0);
         setImage("queen-broker:3.0.1");
         // Restart the operator as soon as the roll has deleted a pod.
-        await().atMost(WAIT).until(() -> annotation(RolloutExecutor.IN_FLIGHT_ANNOTATION) != null
-                && annotation(RolloutExecutor.IN_FLIGHT_ANNOTATION).contains(statefulSet().getStatus().getUpdateRevision()));
+        await().atMost(WAIT).until(() -> annotation(RolloutAnnotations.IN_FLIGHT_ANNOTATION) != null
+                && annotation(RolloutAnnotations.IN_FLIGHT_ANNOTATION).contains(statefulSet().getStatus().getUpdateRevision()));
         operator.close();
         operator = start();
 
         await().atMost(WAIT).until(() -> rolledTo("queen-broker:3.0.1"));
-        await().atMost(WAIT).until(() -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
+        await().atMost(WAIT).until(() -> String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("complete"));
         assertTrue(MOST_DOWN.get() <= 1, "at most one broker down across the restart, saw " + MOST_DOWN.get());
     }
 
@@ -179,7 +181,7 @@ class RolloutOnClusterIT {
         setImage("queen-broker:4.0.0");
 
         // The Job controller retries the pod (backoffLimit 2, with its own backoff) before failing the Job.
-        await().atMost(Duration.ofMinutes(3)).until(() -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION))
+        await().atMost(Duration.ofMinutes(3)).until(() -> String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION))
                 .startsWith("blocked-schema"));
         // The Warning follows the annotation (the annotation is what makes it once): wait for it.
         await().atMost(WAIT).until(() -> events("SchemaJobFailed") >= 1);
@@ -209,7 +211,7 @@ class RolloutOnClusterIT {
     void anEvictionThePodDisruptionBudgetRefusesIsWaitedOut() {
         kubelet.outcomes(FakeKubelet::byKind);
         setImage("queen-broker:3.0.1");
-        awaitOrDescribe(WAIT, () -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
+        awaitOrDescribe(WAIT, () -> String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("complete"));
         // Two brokers fail their probes: the budget (maxUnavailable 1) allows no disruption now.
         kubelet.markUnready(sts + "-2");
         kubelet.markUnready(sts + "-1");
@@ -219,9 +221,10 @@ class RolloutOnClusterIT {
         // The unready outdated pods count as stuck after the ready timeout, and the planner would replace
         // them at once; the eviction API refuses while the budget is spent.
         awaitOrDescribe(WAIT, () -> events("EvictionRefused") >= 1);
-        sleep(Duration.ofSeconds(2));
-        assertEquals(uidsBefore, brokerPods().stream().map(p -> p.getMetadata().getUid()).toList(), "no broker was removed");
-        assertTrue(String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("waiting-disruption-budget"));
+        // Rounds go on (every 500 ms while the roll waits): each is refused, none removes a broker.
+        Steady.holdsFor(Duration.ofSeconds(2), "no broker is removed while the budget is spent", () -> assertEquals(uidsBefore,
+                brokerPods().stream().map(p -> p.getMetadata().getUid()).toList(), "no broker was removed"));
+        assertTrue(String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("waiting-disruption-budget"));
     }
 
     @Test
@@ -295,13 +298,5 @@ class RolloutOnClusterIT {
         return admin.v1().events().inNamespace(NS).list().getItems().stream()
                 .filter(e -> reason.equals(e.getReason()) && sts.equals(e.getInvolvedObject().getName()))
                 .mapToLong(e -> e.getCount() == null ? 1 : Math.max(e.getCount(), 1)).sum();
-    }
-
-    private static void sleep(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

@@ -18,6 +18,7 @@ import io.queen.operator.crd.TenantReference;
 import io.queen.operator.support.Declared;
 import io.queen.operator.support.FakeBroker;
 import io.queen.operator.support.OperatorHarness;
+import io.queen.operator.support.Steady;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -136,7 +137,7 @@ class QueueAndTenantReconcilerTest {
     }
 
     @Test
-    void aBrokerRefusalIsAPermanentNotReadyWithTheBrokersTextAndNoHotLoop() throws Exception {
+    void aBrokerRefusalIsAPermanentNotReadyWithTheBrokersTextAndNoHotLoop() {
         startOperator(Duration.ofMinutes(5), Duration.ofMinutes(10));
         broker.refuseSinkHold();
         Queue queue = queue("orders", QueueDeletionPolicy.Retain);
@@ -147,8 +148,9 @@ class QueueAndTenantReconcilerTest {
         assertEquals("ConfigureRejected", ready.getReason());
         assertEquals("retentionSinkHold refused by this broker", ready.getMessage());
         long configures = configureCalls();
-        Thread.sleep(3000);
-        assertEquals(configures, configureCalls(), "a 400 is not retried until the spec changes or the resync");
+        // Longer than JOSDK's first retry would take (2 s after a failure); the resync is 5 minutes away.
+        Steady.holdsFor(Duration.ofSeconds(3), "no configure is retried after a 400", () -> assertEquals(configures,
+                configureCalls(), "a 400 is not retried until the spec changes or the resync"));
         assertEquals(1, events("orders").stream().filter("ConfigureRejected"::equals).count());
     }
 

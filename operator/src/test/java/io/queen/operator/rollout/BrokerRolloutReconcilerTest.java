@@ -13,9 +13,13 @@ import org.junit.jupiter.api.Test;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -46,34 +50,34 @@ class BrokerRolloutReconcilerTest {
                         .withNewSpec().addNewContainer().withName("broker").withImage("queen-broker:1").endContainer().endSpec()
                     .endTemplate()
                 .endSpec().build()).create();
-        List<String> deletionOrder = new ArrayList<>();
-        AtomicBoolean running = new AtomicBoolean(true);
-        int[] mostDown = {0};
-        Thread controllers = new Thread(() -> {
-            List<String> previous = List.of();
-            while (running.get()) {
-                cluster.tick();
-                List<String> names = client.pods().inNamespace(NS).list().getItems().stream().map(p -> p.getMetadata().getName()
-                        + "@" + p.getSpec().getContainers().get(0).getImage()).toList();
-                previous.stream().filter(n -> !names.contains(n) && !n.endsWith(":2"))
-                        .forEach(n -> deletionOrder.add(n.substring(0, n.indexOf('@'))));
-                previous = names;
-                mostDown[0] = Math.max(mostDown[0], down());
-                try {
-                    Thread.sleep(300);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }, "fake-cluster");
+        List<String> deletionOrder = new CopyOnWriteArrayList<>();
+        AtomicInteger mostDown = new AtomicInteger();
+        AtomicReference<List<String>> previous = new AtomicReference<>(List.of());
+        AtomicReference<RuntimeException> failed = new AtomicReference<>();
+        // The cluster's controllers act on their own, every 300 ms (one at a time: fixed delay).
+        ScheduledExecutorService controllers = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "fake-cluster"));
 
         try (QueenOperator operator = OperatorHarness.start(client, URI.create("http://127.0.0.1:1"),
                 OperatorHarness.fastTimings(Duration.ofMinutes(5), Duration.ofMinutes(10)), true, clock)) {
-            controllers.start();
+            controllers.scheduleWithFixedDelay(() -> {
+                try {
+                    cluster.tick();
+                    List<String> names = client.pods().inNamespace(NS).list().getItems().stream().map(p -> p.getMetadata().getName()
+                            + "@" + p.getSpec().getContainers().get(0).getImage()).toList();
+                    previous.get().stream().filter(n -> !names.contains(n) && !n.endsWith(":2"))
+                            .forEach(n -> deletionOrder.add(n.substring(0, n.indexOf('@'))));
+                    previous.set(names);
+                    mostDown.accumulateAndGet(down(), Math::max);
+                } catch (RuntimeException e) {
+                    // A scheduled task that throws is not run again: keep the cause for the test's failure.
+                    failed.compareAndSet(null, e);
+                    throw e;
+                }
+            }, 0, 300, TimeUnit.MILLISECONDS);
             // First install: the schema Job runs for image 1 before anything else.
-            await().atMost(Duration.ofSeconds(60)).until(() -> "queen-broker:1".equals(annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> "queen-broker:1".equals(annotation(RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION)));
             await().atMost(Duration.ofSeconds(60)).until(() -> down() == 0 && client.pods().inNamespace(NS).list().getItems().size() == 3);
-            mostDown[0] = 0;
+            mostDown.set(0);
             deletionOrder.clear();
 
             client.apps().statefulSets().inNamespace(NS).withName("broker").edit(s -> {
@@ -83,14 +87,18 @@ class BrokerRolloutReconcilerTest {
 
             await().atMost(Duration.ofSeconds(90)).until(() -> client.pods().inNamespace(NS).list().getItems().stream()
                     .filter(p -> "queen-broker:2".equals(p.getSpec().getContainers().get(0).getImage())).count() == 3 && down() == 0);
-            await().atMost(Duration.ofSeconds(30)).until(() -> String.valueOf(annotation(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
+            await().atMost(Duration.ofSeconds(30)).until(() -> String.valueOf(annotation(RolloutAnnotations.STATE_ANNOTATION)).startsWith("complete"));
         } finally {
-            running.set(false);
-            controllers.join();
+            controllers.shutdown();
+            controllers.awaitTermination(30, TimeUnit.SECONDS);
+            if (failed.get() != null) {
+                // The cause of whatever timed out above: the cluster stopped acting.
+                throw new AssertionError("the fake controllers failed", failed.get());
+            }
         }
-        assertEquals("queen-broker:2", annotation(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION));
+        assertEquals("queen-broker:2", annotation(RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION));
         assertEquals(List.of("broker-2", "broker-1", "broker-0"), deletionOrder);
-        assertTrue(mostDown[0] <= 1, "never two brokers down, saw " + mostDown[0]);
+        assertTrue(mostDown.get() <= 1, "never two brokers down, saw " + mostDown.get());
     }
 
     private static String annotation(String key) {

@@ -2,7 +2,6 @@ package io.queen.operator.rollout;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -52,7 +51,7 @@ class RolloutExecutorTest {
         client.apps().statefulSets().inNamespace(NS).resource(new StatefulSetBuilder()
                 .withNewMetadata().withName(STS).withNamespace(NS)
                     .addToLabels("app.kubernetes.io/part-of", "queen").addToLabels("app.kubernetes.io/component", "broker")
-                    .addToAnnotations(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION, "queen-broker:1")
+                    .addToAnnotations(RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION, "queen-broker:1")
                     .addToAnnotations(SchemaJobs.OWNER_SECRET_ANNOTATION, "queen-db-owner")
                 .endMetadata()
                 .withNewSpec().withReplicas(3).withNewUpdateStrategy().withType("OnDelete").endUpdateStrategy()
@@ -81,8 +80,8 @@ class RolloutExecutorTest {
         assertEquals(1, mostBrokersDown, "never two brokers down");
         assertTrue(pods().stream().allMatch(p -> "queen-broker:2".equals(p.getSpec().getContainers().get(0).getImage())));
         StatefulSet sts = sts();
-        assertEquals("queen-broker:2", sts.getMetadata().getAnnotations().get(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION));
-        assertTrue(sts.getMetadata().getAnnotations().get(RolloutExecutor.STATE_ANNOTATION).startsWith("complete "));
+        assertEquals("queen-broker:2", sts.getMetadata().getAnnotations().get(RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION));
+        assertTrue(sts.getMetadata().getAnnotations().get(RolloutAnnotations.STATE_ANNOTATION).startsWith("complete "));
         assertTrue(eventReasons().containsAll(List.of("SchemaJobStarted", "SchemaApplied", "PodRestarted", "RolloutComplete")));
     }
 
@@ -112,7 +111,7 @@ class RolloutExecutorTest {
 
         assertEquals(List.of("job"), actions());
         assertEquals(0, mostBrokersDown);
-        assertTrue(sts().getMetadata().getAnnotations().get(RolloutExecutor.STATE_ANNOTATION).startsWith("blocked-schema"));
+        assertTrue(sts().getMetadata().getAnnotations().get(RolloutAnnotations.STATE_ANNOTATION).startsWith("blocked-schema"));
         assertEquals(1, eventReasons().stream().filter("SchemaJobFailed"::equals).count(), "one warning, not one per round");
     }
 
@@ -126,7 +125,7 @@ class RolloutExecutorTest {
         assertEquals(List.of("job", "delete broker-2"), actions());
         assertTrue(log.get(log.size() - 1).startsWith("Halt"), log.toString());
         assertEquals(1, mostBrokersDown);
-        assertEquals("stalled broker-2", sts().getMetadata().getAnnotations().get(RolloutExecutor.STATE_ANNOTATION));
+        assertEquals("stalled broker-2", sts().getMetadata().getAnnotations().get(RolloutAnnotations.STATE_ANNOTATION));
         assertEquals(1, eventReasons().stream().filter("RolloutStalled"::equals).count());
     }
 
@@ -149,7 +148,7 @@ class RolloutExecutorTest {
     @Test
     void aRestartAnnotationReplacesEveryBrokerWithoutASchemaJob() {
         client.apps().statefulSets().inNamespace(NS).withName(STS).edit(s -> {
-            s.getMetadata().getAnnotations().put(RolloutExecutor.RESTART_ANNOTATION, "2026-01-01T00:00:00Z");
+            s.getMetadata().getAnnotations().put(RolloutAnnotations.RESTART_ANNOTATION, "2026-01-01T00:00:00Z");
             return s;
         });
 
@@ -166,7 +165,7 @@ class RolloutExecutorTest {
         // updateRevision would make every pod look current.
         client.apps().statefulSets().inNamespace(NS).withName(STS).edit(s -> {
             s.getSpec().getTemplate().getSpec().getContainers().get(0).setImage("queen-broker:2");
-            s.getMetadata().getAnnotations().put(RolloutExecutor.SCHEMA_APPLIED_ANNOTATION, "queen-broker:2");
+            s.getMetadata().getAnnotations().put(RolloutAnnotations.SCHEMA_APPLIED_ANNOTATION, "queen-broker:2");
             return s;
         });
         StatefulSet stale = sts();
@@ -177,31 +176,12 @@ class RolloutExecutorTest {
         RolloutStep step = executor().reconcile(NS, STS).orElseThrow();
 
         assertTrue(step instanceof RolloutStep.Wait, step.toString());
-        assertFalse(String.valueOf(sts().getMetadata().getAnnotations().get(RolloutExecutor.STATE_ANNOTATION)).startsWith("complete"));
-    }
-
-    @Test
-    void aPodIsUnreadyTooLongCountingFromItsReadyTransitionNotItsCreation() {
-        Pod pod = pods().getFirst();
-        Instant created = Instant.parse(pod.getMetadata().getCreationTimestamp());
-        // An hour after the pod started, it turned unready 5 s ago: not stuck yet (the timeout is 30 s).
-        clock = new MutableClock(created.plus(Duration.ofHours(1)));
-        client.pods().inNamespace(NS).withName(pod.getMetadata().getName()).editStatus(p -> {
-            p.getStatus().getConditions().removeIf(c -> "Ready".equals(c.getType()));
-            p.getStatus().getConditions().add(new PodConditionBuilder().withType("Ready")
-                    .withStatus("False").withLastTransitionTime(clock.instant().minusSeconds(5).toString()).build());
-            return p;
-        });
-
-        RolloutState state = executor().observe(sts());
-
-        PodState observed = state.pods().stream().filter(p -> p.name().equals(pod.getMetadata().getName())).findFirst().orElseThrow();
-        assertFalse(observed.ready());
-        assertEquals(PodState.Stuck.NO, observed.stuck());
+        assertFalse(String.valueOf(sts().getMetadata().getAnnotations().get(RolloutAnnotations.STATE_ANNOTATION)).startsWith("complete"));
     }
 
     private RolloutExecutor executor() {
-        return new RolloutExecutor(client, new EventRecorder(client, clock), clock, READY_TIMEOUT, false);
+        return new RolloutExecutor(new RolloutObserver(client, clock),
+                new RolloutActions(client, new EventRecorder(client, clock), clock, false), READY_TIMEOUT);
     }
 
     /** Rounds of: the operator acts, the cluster's controllers act, a second passes. */
