@@ -539,11 +539,6 @@ public final class DedupCache {
         return Math.round(maxBytes / (1024.0 * 1024));
     }
 
-    /** Forgets a partition, e.g. when a write to it failed and what it holds may no longer match. */
-    public synchronized void forget(UUID partitionId) {
-        remove(partitionId);
-    }
-
     /** Messages held, exact and compacted. */
     synchronized long size() {
         return entries + compacted;
