@@ -1,6 +1,8 @@
 package io.queen.broker.engine;
 
 import io.queen.broker.config.MaintenanceSettings;
+import io.queen.broker.engine.spool.SpoolDirectory;
+import io.queen.broker.engine.spool.SpoolFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -198,7 +200,7 @@ class PushSpoolTest {
         s.drain(Long.MAX_VALUE);
         assertEquals(List.of("t-0", "t-2"), push.txns());
         assertEquals(0, s.pendingCount());
-        try (Stream<Path> failed = Files.list(dir.resolve(PushSpool.FAILED_DIR))) {
+        try (Stream<Path> failed = Files.list(dir.resolve(SpoolDirectory.FAILED_DIR))) {
             Path kept = failed.findFirst().orElse(null);
             assertNotNull(kept, "the refused item is kept on disk");
             try (SpoolFile.Reader r = new SpoolFile.Reader(kept)) {
