@@ -2,6 +2,7 @@ package io.queen.broker.engine;
 
 import io.queen.broker.engine.PushPlan.Group;
 import io.queen.broker.engine.PushPlan.Slot;
+import io.queen.broker.engine.dedup.DedupCache;
 import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.segment.SegmentCodec;

@@ -1,6 +1,8 @@
 package io.queen.broker.engine;
 
 import io.queen.broker.config.MaintenanceSettings;
+import io.queen.broker.engine.spool.SpoolDirectory;
+import io.queen.broker.engine.spool.SpoolFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,9 +18,12 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -198,7 +203,7 @@ class PushSpoolTest {
         s.drain(Long.MAX_VALUE);
         assertEquals(List.of("t-0", "t-2"), push.txns());
         assertEquals(0, s.pendingCount());
-        try (Stream<Path> failed = Files.list(dir.resolve(PushSpool.FAILED_DIR))) {
+        try (Stream<Path> failed = Files.list(dir.resolve(SpoolDirectory.FAILED_DIR))) {
             Path kept = failed.findFirst().orElse(null);
             assertNotNull(kept, "the refused item is kept on disk");
             try (SpoolFile.Reader r = new SpoolFile.Reader(kept)) {
@@ -209,19 +214,22 @@ class PushSpoolTest {
     }
 
     @Test
-    void theDrainLoopReplaysOnceMaintenanceIsOff() throws Exception {
+    void theDrainLoopReplaysOnceMaintenanceIsOff() {
         RecordingPush push = new RecordingPush();
         AtomicBoolean paused = new AtomicBoolean(true);
-        PushSpool s = spool(push, paused, 100, 1000);
-        s.start();
+        AtomicInteger pauseChecks = new AtomicInteger();
+        // Only the drain loop asks, once a pass: counting the questions counts its passes.
+        PushSpool s = new PushSpool(new MaintenanceSettings(dir, 10, 100, 1000, 1000), push, () -> {
+            pauseChecks.incrementAndGet();
+            return paused.get();
+        });
         s.buffer(TENANT_A, List.of(item("q", "t-0", "0")));
-        Thread.sleep(100);
+        s.start();
+        // A second question means the first pass, which saw the item, has ended.
+        await().atMost(10, TimeUnit.SECONDS).until(() -> pauseChecks.get() >= 2);
         assertTrue(push.items.isEmpty(), "nothing replays while paused");
         paused.set(false);
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (s.pendingCount() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        await().atMost(10, TimeUnit.SECONDS).until(() -> s.pendingCount() == 0);
         assertEquals(List.of("t-0"), push.txns());
         s.close();
     }

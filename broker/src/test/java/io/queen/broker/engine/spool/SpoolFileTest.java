@@ -1,4 +1,4 @@
-package io.queen.broker.engine;
+package io.queen.broker.engine.spool;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

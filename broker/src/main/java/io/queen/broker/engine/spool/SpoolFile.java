@@ -1,4 +1,4 @@
-package io.queen.broker.engine;
+package io.queen.broker.engine.spool;
 
 import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
@@ -27,14 +27,14 @@ import java.util.zip.CRC32C;
  * failing ({@link Ending#TORN_TAIL}). A bad record followed by more bytes is real corruption
  * ({@link Ending#CORRUPT}); the reader stops there too, and the caller keeps the file for a human.
  */
-final class SpoolFile {
+public final class SpoolFile {
     static final byte[] HEADER = "QSPOOL1\n".getBytes(StandardCharsets.US_ASCII);
     /** Far above the largest push body (QUEEN_MAX_BODY_BYTES is at most 2 GiB - 1); anything larger is garbage. */
     private static final int MAX_BODY = Integer.MAX_VALUE - 64;
     private static final byte BODY_VERSION = 1;
 
     /** One spooled push item. */
-    record Entry(UUID tenant, UUID messageId, String queue, String partition, String transactionId, UUID traceId,
+    public record Entry(UUID tenant, UUID messageId, String queue, String partition, String transactionId, UUID traceId,
                  byte[] payload) {
     }
 
@@ -45,7 +45,7 @@ final class SpoolFile {
     }
 
     /** The framed record (length, checksum, body) of one entry. */
-    static byte[] encode(Entry e) {
+    public static byte[] encode(Entry e) {
         ByteArrayOutputStream body = new ByteArrayOutputStream(96 + e.payload().length);
         try (DataOutputStream out = new DataOutputStream(body)) {
             out.writeByte(BODY_VERSION);
@@ -70,13 +70,13 @@ final class SpoolFile {
     }
 
     /** Reads the entries of one file in order; stops at the first record it cannot trust. */
-    static final class Reader implements AutoCloseable {
+    public static final class Reader implements AutoCloseable {
         private final DataInputStream in;
         private final long size;
         private long position;
         private Ending ending;
 
-        Reader(Path file) throws IOException {
+        public Reader(Path file) throws IOException {
             this.size = Files.size(file);
             InputStream raw = Files.newInputStream(file);
             this.in = new DataInputStream(new BufferedInputStream(raw, 64 * 1024));
@@ -92,7 +92,7 @@ final class SpoolFile {
         }
 
         /** The next entry, or null at the end (then {@link #ending()} says why). */
-        Entry next() throws IOException {
+        public Entry next() throws IOException {
             if (ending != null) {
                 return null;
             }
