@@ -66,16 +66,16 @@ class OperatorRbacTest {
     static final List<ApiCall> ROLLOUT_CALLS = Stream.of(
             // Informer of BrokerRolloutReconciler (label-selected broker StatefulSets).
             calls("apps", "statefulsets", "list", "watch"),
-            // RolloutExecutor.reconcile reads the StatefulSet; RolloutExecutor.patch (a JSON merge patch)
+            // RolloutObserver reads the StatefulSet; RolloutActions patches it (a JSON merge patch)
             // writes the rollout annotations and the restart annotation of the pod template.
             calls("apps", "statefulsets", "get", "patch"),
-            // Pod informer of BrokerRolloutReconciler.prepareEventSources; RolloutExecutor.observe lists the pods.
+            // Pod informer of BrokerRolloutReconciler.prepareEventSources; RolloutObserver lists the pods.
             calls("", "pods", "list", "watch"),
-            // RolloutExecutor.apply, RolloutStep.DeletePod: one broker pod at a time, evicted (the PDB applies).
+            // RolloutActions, RolloutStep.DeletePod: one broker pod at a time, evicted (the PDB applies).
             calls("", "pods/eviction", "create"),
-            // Job informer of BrokerRolloutReconciler.prepareEventSources; RolloutExecutor.observe reads the schema Job.
+            // Job informer of BrokerRolloutReconciler.prepareEventSources; RolloutObserver reads the schema Job.
             calls("batch", "jobs", "list", "watch", "get"),
-            // RolloutExecutor.apply, RolloutStep.RunSchemaJob (the Job SchemaJobs.build describes).
+            // RolloutActions, RolloutStep.RunSchemaJob (the Job SchemaJobs.build describes).
             calls("batch", "jobs", "create"),
             // EventRecorder.record: Events about the broker StatefulSet.
             calls("", "events", "create"))

@@ -17,10 +17,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
-/** The Kind cluster as the scenarios use it: Queue and Tenant resources, broker pods, helm upgrade. */
+/** The cluster (Kind or the local node) as the scenarios use it: Queue and Tenant resources, broker pods, helm upgrade. */
 final class QueenCluster implements AutoCloseable {
     static final String API_VERSION = "queen.io/v1alpha1";
-    /** The annotations the operator writes on the broker StatefulSet (RolloutExecutor). */
+    /** The annotations the operator writes on the broker StatefulSet (RolloutAnnotations, RolloutActions). */
     static final String ROLLOUT_ANNOTATION = "queen.io/rollout";
     static final String SCHEMA_APPLIED_ANNOTATION = "queen.io/schema-applied";
     static final String RESTART_ANNOTATION = "queen.io/restart-requested-at";
