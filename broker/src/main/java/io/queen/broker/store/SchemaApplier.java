@@ -107,9 +107,24 @@ public final class SchemaApplier {
                 return result;
             } finally {
                 releaseAdvisoryLock(c);
+                restoreSession(c);
             }
         } catch (SQLException e) {
             throw new SchemaApplyException("schema apply failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The connection goes back to the broker's pool: its settings return to the session's own (the
+     * pool's statement timeout among them), or a request served on it later would never time out.
+     */
+    private static void restoreSession(Connection c) {
+        try {
+            exec(c, "RESET statement_timeout");
+            exec(c, "RESET lock_timeout");
+            exec(c, "RESET application_name");
+        } catch (SQLException e) {
+            LOG.fine(() -> "session settings not restored after the schema apply: " + e.getMessage());
         }
     }
 
