@@ -16,7 +16,8 @@ public record BrokerSettings(
         DatabaseSettings database,
         EngineSettings engine,
         boolean tenancyHeader,
-        JobSettings jobs) {
+        JobSettings jobs,
+        KvSettings kv) {
 
     /** Default development data folder, relative to the working directory. */
     public static final String DEFAULT_DEV_DATA_DIR = ".queen-dev/pgdata";
@@ -59,17 +60,17 @@ public record BrokerSettings(
                     + " (the x-queen-tenant header must only come from a trusted proxy)");
         }
         return new BrokerSettings(port, bind, maxBody, applySchema, level, db, EngineSettings.from(env), tenancy,
-                JobSettings.from(env));
+                JobSettings.from(env), KvSettings.from(env));
     }
 
     public BrokerSettings withDatabase(DatabaseSettings newDatabase) {
         return new BrokerSettings(port, bindAddress, maxBodyBytes, applySchema, logLevel, newDatabase, engine,
-                tenancyHeader, jobs);
+                tenancyHeader, jobs, kv);
     }
 
     public BrokerSettings withPort(int newPort) {
         return new BrokerSettings(newPort, bindAddress, maxBodyBytes, applySchema, logLevel, database, engine,
-                tenancyHeader, jobs);
+                tenancyHeader, jobs, kv);
     }
 
     private static Level logLevel(Env env) {

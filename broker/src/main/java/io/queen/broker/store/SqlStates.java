@@ -19,12 +19,19 @@ public final class SqlStates {
     public static final String FOREIGN_KEY_VIOLATION = "23503";
     /** PL/pgSQL's NO_DATA_FOUND: the broker's procedures raise it when a partition row no longer exists. */
     public static final String NO_DATA_FOUND = "P0002";
+    /** A CHECK failed; the KV procedure raises it for a lost {@code required} precondition (024_kv). */
+    public static final String CHECK_VIOLATION = "23514";
+    /** invalid_parameter_value: what the KV procedure raises for a malformed operation. */
+    public static final String INVALID_PARAMETER_VALUE = "22023";
+    /** string_data_right_truncation: what the KV procedure raises for a key or value over its ceiling. */
+    public static final String STRING_DATA_RIGHT_TRUNCATION = "22001";
     public static final String INVALID_DATETIME_FORMAT = "22007";
     public static final String DATETIME_FIELD_OVERFLOW = "22008";
 
     // Classes (the first two characters) and the operator-intervention subclass.
     private static final String CONNECTION_EXCEPTION = "08";
     private static final String DATA_EXCEPTION = "22";
+    private static final String SYNTAX_ERROR_OR_ACCESS_RULE = "42";
     private static final String INSUFFICIENT_RESOURCES = "53";
     private static final String OPERATOR_INTERVENTION = "57";
     private static final String SERVER_SHUTDOWN = "57P";
@@ -97,6 +104,15 @@ public final class SqlStates {
     public static boolean isDataException(Throwable t) {
         String state = of(t);
         return state != null && state.startsWith(DATA_EXCEPTION);
+    }
+
+    /**
+     * Class 42, a missing or mismatched function, table or privilege: the schema the broker runs
+     * against is not the one it ships (QUEEN_APPLY_SCHEMA=0 with an older schema), never the request.
+     */
+    public static boolean isSchemaMismatch(Throwable t) {
+        String state = of(t);
+        return state != null && state.startsWith(SYNTAX_ERROR_OR_ACCESS_RULE);
     }
 
     /** A timestamp literal PostgreSQL rejected. */

@@ -38,6 +38,22 @@ class BrokerSettingsTest {
     }
 
     @Test
+    void kvLimitsHaveTheReferenceNamesAndDefaultsAndRefuseWhatTheSqlCannotKeep() {
+        KvSettings kv = BrokerSettings.from(new Env(Map.of())).kv();
+        assertEquals(new KvSettings(65_536, 512, 256, 1_024, 4_194_304L, 1_000), kv);
+        assertEquals(kv, KvSettings.defaults());
+        KvSettings set = BrokerSettings.from(new Env(Map.of("QUEEN_KV_MAX_VALUE_BYTES", "1024",
+                "QUEEN_KV_PREFIX_LIMIT", "50", "QUEEN_KV_MAX_OPS_PER_CALL", "8", "QUEEN_KV_MAX_KEYS_PER_CALL", "64",
+                "QUEEN_KV_MAX_READ_BYTES", "2048", "QUEEN_KV_MAX_KEY_BYTES", "100"))).kv();
+        assertEquals(new KvSettings(1_024, 100, 8, 64, 2_048L, 50), set);
+        ConfigException key = assertThrows(ConfigException.class,
+                () -> BrokerSettings.from(new Env(Map.of("QUEEN_KV_MAX_KEY_BYTES", "513"))));
+        assertTrue(key.getMessage().contains("QUEEN_KV_MAX_KEY_BYTES"), key.getMessage());
+        assertThrows(ConfigException.class, () -> BrokerSettings.from(new Env(Map.of("QUEEN_KV_PREFIX_LIMIT", "5000"))));
+        assertThrows(ConfigException.class, () -> BrokerSettings.from(new Env(Map.of("QUEEN_KV_MAX_VALUE_BYTES", "big"))));
+    }
+
+    @Test
     void anExplicitPgHostIsProductionMode() {
         BrokerSettings s = BrokerSettings.from(new Env(Map.of("PG_HOST", "db.internal", "PG_PORT", "6543")));
         assertFalse(s.database().embedded());

@@ -1,0 +1,187 @@
+package io.queen.broker.engine.kv;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.queen.broker.config.KvSettings;
+import io.queen.broker.store.Database;
+import io.queen.broker.store.KvStore;
+import io.queen.broker.store.SqlStates;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The KV store's use cases (broker/DESIGN.md, KV store): a batch of operations applied all or nothing
+ * in one statement, and the two console reads. The order of the refusals is the reference broker's:
+ * the call's budgets first (measured on the request, before anything else is spent), then the
+ * operator's kill switch, then the shape of each operation, then the store. A lost {@code required}
+ * precondition rolls the call back and is answered as a verdict, not an error.
+ */
+public final class KvService {
+    /** How a call ended: every operation answered, or a required precondition lost (nothing written). */
+    public sealed interface Outcome {
+    }
+
+    /** The answers, index-aligned with the operations. */
+    public record Answered(List<KvResult> results) implements Outcome {
+        public Answered {
+            results = List.copyOf(results);
+        }
+    }
+
+    /**
+     * The call rolled back because the operation at {@code failedIndex} had {@code required} and did not
+     * apply, for {@code kvReason}; {@code version} and {@code value} are what it found. Every field is
+     * null when the store's report could not be read (the verdict stands without them).
+     */
+    public record PreconditionLost(Integer failedIndex, String kvReason, Long version, JsonNode value)
+            implements Outcome {
+    }
+
+    /** A namespace of the tenant and how many rows it holds, expired ones not yet deleted included. */
+    public record Namespace(String namespace, long keys) {
+    }
+
+    /** A console page request: {@code prefix} may be empty (the whole namespace), {@code limit} null is 100. */
+    public record ListRequest(String namespace, String prefix, String after, Long limit, boolean keysOnly,
+                              boolean includeExpired) {
+    }
+
+    /** A console page: rows carry {@code expired}; {@code bytes} are the value bytes it spent. */
+    public record Page(List<KvResult.Row> rows, boolean truncated, String nextAfter, long bytes) {
+    }
+
+    private final Database database;
+    private final KvSettings limits;
+    private final BooleanSupplier enabled;
+    private final KvStore.Limits storeLimits;
+
+    public KvService(Database database, KvSettings limits, BooleanSupplier enabled) {
+        this.database = database;
+        this.limits = limits;
+        this.enabled = enabled;
+        this.storeLimits = new KvStore.Limits(limits.maxOpsPerCall(), limits.maxKeysPerCall(), limits.maxValueBytes(),
+                limits.prefixLimit(), limits.maxReadBytes());
+    }
+
+    /**
+     * Applies a call's operations, as JSON objects from the request. Refusals are {@link KvException};
+     * a failure of the database is the SQLException, for the caller to answer as unavailable.
+     */
+    public Outcome apply(UUID tenant, List<JsonNode> ops) throws SQLException {
+        if (ops.isEmpty()) {
+            return new Answered(List.of());
+        }
+        // Budgets before the kill switch, the shape after it: the order the reference broker's source
+        // has (its HTTP docs leave it open), so a malformed call is a 400 even while KV is off.
+        KvOps.checkBudgets(ops, limits);
+        requireEnabled();
+        List<KvOp> parsed = KvOps.parseAll(ops, limits);
+        ArrayNode wire = KvJson.MAPPER.createArrayNode();
+        parsed.forEach(op -> op.encode(wire.addObject()));
+        String answer;
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            answer = KvStore.apply(c, tenant, KvJson.text(wire), storeLimits);
+        } catch (SQLException e) {
+            if (SqlStates.CHECK_VIOLATION.equals(SqlStates.of(e))) {
+                return preconditionLost(KvStore.raised(e));
+            }
+            throw refusal(e);
+        }
+        JsonNode array = KvJson.parse(answer);
+        if (!array.isArray() || array.size() != parsed.size()) {
+            throw new IllegalStateException("kv_apply_v1 answered " + array.size() + " results for " + parsed.size()
+                    + " operations");
+        }
+        List<KvResult> results = new ArrayList<>(array.size());
+        for (int i = 0; i < array.size(); i++) {
+            KvResult r = KvResult.of(array.get(i));
+            if (r.index() != i) {
+                throw new IllegalStateException("kv_apply_v1 answered index " + r.index() + " at position " + i);
+            }
+            results.add(r);
+        }
+        return new Answered(results);
+    }
+
+    /** The console's namespace selector, in byte order. */
+    public List<Namespace> namespaces(UUID tenant) throws SQLException {
+        requireEnabled();
+        String answer;
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            answer = KvStore.namespaces(c, tenant);
+        }
+        List<Namespace> out = new ArrayList<>();
+        for (JsonNode n : KvJson.parse(answer)) {
+            out.add(new Namespace(n.path("namespace").asText(), n.path("keys").asLong()));
+        }
+        return out;
+    }
+
+    /** One keyset page of one namespace. */
+    public Page list(UUID tenant, ListRequest request) throws SQLException {
+        requireEnabled();
+        KvOps.namespace(request.namespace(), "list");
+        String answer;
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            answer = KvStore.list(c, tenant, request.namespace(), request.prefix() == null ? "" : request.prefix(),
+                    request.after(), request.limit() == null ? null : (long) Math.clamp(request.limit(), 1, limits.prefixLimit()),
+                    request.keysOnly(), request.includeExpired(), limits.prefixLimit(), limits.maxReadBytes());
+        } catch (SQLException e) {
+            throw refusal(e);
+        }
+        JsonNode page = KvJson.parse(answer);
+        return new Page(KvResult.rows(page.path("rows")), page.path("truncated").asBoolean(),
+                page.path("nextAfter").isTextual() ? page.path("nextAfter").asText() : null,
+                page.path("bytes").asLong());
+    }
+
+    private void requireEnabled() {
+        if (!enabled.getAsBoolean()) {
+            throw KvException.disabled();
+        }
+    }
+
+    /**
+     * The store's own shape refusals (22023, 22001 with one of its identifiers) become the same
+     * refusals the broker would have made; anything else is the database's failure and stays one.
+     */
+    private static SQLException refusal(SQLException e) {
+        KvStore.Raised raised = KvStore.raised(e);
+        if (raised != null && raised.identifier() != null) {
+            if (SqlStates.INVALID_PARAMETER_VALUE.equals(raised.state())) {
+                throw KvException.badRequest(raised.identifier(), "refused by the store");
+            }
+            if (SqlStates.STRING_DATA_RIGHT_TRUNCATION.equals(raised.state())) {
+                throw KvException.tooLarge(raised.identifier(), "refused by the store");
+            }
+        }
+        return e;
+    }
+
+    private static PreconditionLost preconditionLost(KvStore.Raised raised) {
+        JsonNode detail = null;
+        if (raised != null && raised.detail() != null) {
+            try {
+                detail = KvJson.MAPPER.readTree(raised.detail());
+            } catch (java.io.IOException e) {
+                detail = null;
+            }
+        }
+        if (detail == null || !detail.isObject()) {
+            return new PreconditionLost(null, null, null, null);
+        }
+        JsonNode version = detail.get("version");
+        return new PreconditionLost(detail.path("index").isInt() ? detail.get("index").asInt() : null,
+                detail.path("reason").isTextual() ? detail.get("reason").asText() : null,
+                version != null && version.canConvertToLong() ? version.asLong() : null,
+                detail.get("value"));
+    }
+}
