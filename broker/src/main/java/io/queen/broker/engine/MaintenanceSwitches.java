@@ -8,63 +8,118 @@ import io.queen.broker.store.SystemStateStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import java.util.stream.Stream;
 
 /**
- * The two maintenance switches (broker/DESIGN.md, Push spool): push maintenance sends every push to
- * the on-disk spool, pop maintenance answers every pop with an empty 204.
+ * The cell-wide switches of {@code queen.system_state} (broker/DESIGN.md, Push spool and KV store):
+ * push maintenance sends every push to the on-disk spool, pop maintenance answers every pop with an
+ * empty 204, and the three kill switches stop the KV store, new timers and the timer fire.
  *
- * <p>The hot path reads two volatile booleans. The truth shared by every broker of the cell is the
- * pair of rows in {@code queen.system_state}: read at boot, written by a flip, and re-read by a
- * named background loop every {@code refreshMs}, so a flip made on one broker is in force on all of
- * them within about one period. A flip whose row could not be written (database down) stays in
- * force here and is written by the loop once the database answers, instead of being reverted by the
- * next read; one lock orders flips against refreshes so a refresh never adopts a value older than a
- * flip it raced with.
+ * <p>The hot path reads in-process booleans. The truth shared by every broker of the cell is one row
+ * per switch: read at boot, written by a flip, and re-read by a named background loop every
+ * {@code refreshMs}, so a flip made on one broker is in force on all of them within about one period.
+ * A flip whose row could not be written (database down) stays in force here and is written by the
+ * loop once the database answers, instead of being reverted by the next read; one lock orders flips
+ * against refreshes so a refresh never adopts a value older than a flip it raced with.
+ *
+ * <p>An absent row means off for the two maintenance modes and on for the three kill switches: a
+ * fresh cell has no rows, and must boot serving.
  */
 public final class MaintenanceSwitches implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(MaintenanceSwitches.class.getName());
     public static final String PUSH_KEY = "maintenance_mode";
     public static final String POP_KEY = "pop_maintenance_mode";
-    private static final List<String> KEYS = List.of(PUSH_KEY, POP_KEY);
+    public static final String KV_KEY = "kv_enabled";
+    public static final String TIMERS_SCHEDULE_KEY = "timers_schedule_enabled";
+    public static final String TIMERS_FIRE_KEY = "timers_fire_enabled";
+
+    /** One switch: its row's key and its value when the row is absent. */
+    private enum Flag {
+        PUSH(PUSH_KEY, false),
+        POP(POP_KEY, false),
+        KV(KV_KEY, true),
+        TIMERS_SCHEDULE(TIMERS_SCHEDULE_KEY, true),
+        TIMERS_FIRE(TIMERS_FIRE_KEY, true);
+
+        final String key;
+        final boolean whenAbsent;
+
+        Flag(String key, boolean whenAbsent) {
+            this.key = key;
+            this.whenAbsent = whenAbsent;
+        }
+
+        /** Whether this value is the unusual one, worth a warning at boot. */
+        boolean unusual(boolean value) {
+            return value != whenAbsent;
+        }
+    }
+
+    private static final List<String> KEYS = Stream.of(Flag.values()).map(f -> f.key).toList();
 
     private final Database database;
     private final long refreshMs;
     private final ReentrantLock lock = new ReentrantLock();
-    private volatile boolean push;
-    private volatile boolean pop;
-    // Guarded by lock: a local flip not yet written to queen.system_state.
-    private boolean pushUnwritten;
-    private boolean popUnwritten;
+    private final Map<Flag, AtomicBoolean> values = new EnumMap<>(Flag.class);
+    // Guarded by lock: local flips not yet written to queen.system_state.
+    private final Set<Flag> unwritten = EnumSet.noneOf(Flag.class);
     private volatile boolean running;
     private Thread loop;
 
     private MaintenanceSwitches(Database database, long refreshMs) {
         this.database = database;
         this.refreshMs = refreshMs;
+        for (Flag f : Flag.values()) {
+            values.put(f, new AtomicBoolean(f.whenAbsent));
+        }
     }
 
-    /** Reads both flags; a database that does not answer leaves them off until the loop can read them. */
+    /** Reads every switch; a database that does not answer leaves them at their defaults until the loop can. */
     public static MaintenanceSwitches load(Database database, long refreshMs) {
         MaintenanceSwitches s = new MaintenanceSwitches(database, refreshMs);
         s.refresh();
-        if (s.push || s.pop) {
-            LOG.warning("booting in maintenance: maintenance_mode=" + s.push + ", pop_maintenance_mode=" + s.pop
-                    + " (queen.system_state)");
+        for (Flag f : Flag.values()) {
+            if (f.unusual(s.get(f))) {
+                LOG.warning("booting with " + f.key + "=" + s.get(f) + " (queen.system_state)");
+            }
         }
         return s;
     }
 
     public boolean pushPaused() {
-        return push;
+        return get(Flag.PUSH);
     }
 
     public boolean popPaused() {
-        return pop;
+        return get(Flag.POP);
+    }
+
+    /** The KV kill switch: off, every KV route answers 503 kv_disabled. */
+    public boolean kvEnabled() {
+        return get(Flag.KV);
+    }
+
+    /** Whether new timers are accepted (kept for the timers capability, which this broker does not have yet). */
+    public boolean timersScheduleEnabled() {
+        return get(Flag.TIMERS_SCHEDULE);
+    }
+
+    /** Whether due timers are delivered (kept for the timers capability, which this broker does not have yet). */
+    public boolean timersFireEnabled() {
+        return get(Flag.TIMERS_FIRE);
+    }
+
+    private boolean get(Flag f) {
+        return values.get(f).get();
     }
 
     /**
@@ -72,31 +127,50 @@ public final class MaintenanceSwitches implements AutoCloseable {
      * is down: spooling pushes is what an operator turns on during an outage). True when written now.
      */
     public boolean setPush(boolean enabled) {
-        return set(PUSH_KEY, enabled);
+        return set(Map.of(Flag.PUSH, enabled));
     }
 
     public boolean setPop(boolean enabled) {
-        return set(POP_KEY, enabled);
+        return set(Map.of(Flag.POP, enabled));
     }
 
-    private boolean set(String key, boolean enabled) {
+    /**
+     * Flips any of the three kill switches (a null leaves that one as it is), here at once and in
+     * queen.system_state for the other brokers. True when written now.
+     */
+    public boolean setKvTimers(Boolean kv, Boolean timersSchedule, Boolean timersFire) {
+        Map<Flag, Boolean> flips = new EnumMap<>(Flag.class);
+        if (kv != null) {
+            flips.put(Flag.KV, kv);
+        }
+        if (timersSchedule != null) {
+            flips.put(Flag.TIMERS_SCHEDULE, timersSchedule);
+        }
+        if (timersFire != null) {
+            flips.put(Flag.TIMERS_FIRE, timersFire);
+        }
+        return set(flips);
+    }
+
+    private boolean set(Map<Flag, Boolean> flips) {
         lock.lock();
         try {
-            if (key.equals(PUSH_KEY)) {
-                push = enabled;
-                pushUnwritten = true;
-            } else {
-                pop = enabled;
-                popUnwritten = true;
-            }
-            LOG.info(key + " set to " + enabled + " on this broker");
+            flips.forEach((f, enabled) -> {
+                values.get(f).set(enabled);
+                unwritten.add(f);
+                if (f.unusual(enabled)) {
+                    LOG.warning(f.key + " set to " + enabled + " on this broker");
+                } else {
+                    LOG.info(f.key + " set to " + enabled + " on this broker");
+                }
+            });
             try (Connection c = database.connection()) {
                 c.setAutoCommit(true);
                 writeUnwritten(c);
                 return true;
             } catch (SQLException | RuntimeException e) {
-                LOG.warning(key + "=" + enabled + " is in force on this broker but not yet written to"
-                        + " queen.system_state (" + e.getMessage() + "); retrying every " + refreshMs + " ms");
+                LOG.warning(flips + " in force on this broker but not yet written to queen.system_state ("
+                        + e.getMessage() + "); retrying every " + refreshMs + " ms");
                 return false;
             }
         } finally {
@@ -105,8 +179,8 @@ public final class MaintenanceSwitches implements AutoCloseable {
     }
 
     /**
-     * Writes any unwritten local flip, then adopts the stored flags. Never throws: when the database
-     * does not answer the in-process flags stay as they are.
+     * Writes any unwritten local flip, then adopts the stored switches. Never throws: when the database
+     * does not answer the in-process values stay as they are.
      */
     public void refresh() {
         lock.lock();
@@ -114,38 +188,30 @@ public final class MaintenanceSwitches implements AutoCloseable {
             c.setAutoCommit(true);
             writeUnwritten(c);
             Map<String, Boolean> stored = SystemStateStore.flags(c, KEYS);
-            // An absent row means off for both maintenance flags.
-            adopt(PUSH_KEY, stored.getOrDefault(PUSH_KEY, false));
-            adopt(POP_KEY, stored.getOrDefault(POP_KEY, false));
+            for (Flag f : Flag.values()) {
+                adopt(f, stored.getOrDefault(f.key, f.whenAbsent));
+            }
         } catch (SQLException | RuntimeException e) {
-            LOG.log(Level.FINE, "maintenance flags not refreshed from queen.system_state", e);
+            LOG.log(Level.FINE, "switches not refreshed from queen.system_state", e);
         } finally {
             lock.unlock();
         }
     }
 
     private void writeUnwritten(Connection c) throws SQLException {
-        if (pushUnwritten) {
-            SystemStateStore.setFlag(c, PUSH_KEY, push);
-            pushUnwritten = false;
-        }
-        if (popUnwritten) {
-            SystemStateStore.setFlag(c, POP_KEY, pop);
-            popUnwritten = false;
+        for (Flag f : Flag.values()) {
+            if (unwritten.contains(f)) {
+                SystemStateStore.setFlag(c, f.key, get(f));
+                unwritten.remove(f);
+            }
         }
     }
 
-    private void adopt(String key, boolean stored) {
-        boolean current = key.equals(PUSH_KEY) ? push : pop;
-        if (current == stored) {
-            return;
+    private void adopt(Flag f, boolean stored) {
+        if (values.get(f).getAndSet(stored) != stored) {
+            LOG.log(f.unusual(stored) ? Level.WARNING : Level.INFO, f.key + " is now " + stored
+                    + " (changed in queen.system_state, by another broker or an operator)");
         }
-        if (key.equals(PUSH_KEY)) {
-            push = stored;
-        } else {
-            pop = stored;
-        }
-        LOG.info(key + " is now " + stored + " (changed in queen.system_state, by another broker or an operator)");
     }
 
     /** Starts the refresh loop. */
@@ -163,7 +229,7 @@ public final class MaintenanceSwitches implements AutoCloseable {
             try {
                 refresh();
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "maintenance flag refresh failed; retrying", e);
+                LOG.log(Level.WARNING, "switch refresh failed; retrying", e);
             }
         }
     }

@@ -16,9 +16,10 @@ import java.sql.SQLException;
 import java.util.UUID;
 
 /**
- * Cell-wide system routes under {@code /api/v1/system} (broker/DESIGN.md, Push spool and Tenancy):
- * the push and pop maintenance switches, the shared-state summary, and the bounded tenant purge the Kubernetes operator's
- * Tenant finalizer calls until it reports done. None of them is scoped by x-queen-tenant.
+ * Cell-wide system routes under {@code /api/v1/system} (broker/DESIGN.md, Push spool, KV store and
+ * Tenancy): the push and pop maintenance switches, the KV and timer kill switches, the shared-state
+ * summary, and the bounded tenant purge the Kubernetes operator's Tenant finalizer calls until it
+ * reports done. None of them is scoped by x-queen-tenant.
  */
 public final class SystemHttpService implements HttpService {
     private static final double MIB = 1024.0 * 1024.0;
@@ -40,6 +41,8 @@ public final class SystemHttpService implements HttpService {
              .get("/system/maintenance/pop", this::popMaintenance)
              .post("/system/maintenance/pop", this::setPopMaintenance)
              .get("/system/shared-state", this::sharedState)
+             .get("/system/kv-timers", this::kvTimers)
+             .post("/system/kv-timers", this::setKvTimers)
              .post("/system/tenants/{tenantId}/purge", this::purgeTenant);
     }
 
@@ -114,6 +117,73 @@ public final class SystemHttpService implements HttpService {
                 .put("reason", "single_node_segments_broker")
                 .put("maintenance_mode", switches.pushPaused())
                 .put("pop_maintenance_mode", switches.popPaused()));
+    }
+
+    // ---------------------------------------------------------------- kv and timer kill switches
+
+    /**
+     * The three kill switches, fresh from queen.system_state (never failing: the in-process values
+     * answer when the database does not). The reference's quota fields describe a quota gate this
+     * broker does not have yet: 0 tenants, no measurement (null age), 0 hot, until quotas exist.
+     */
+    private void kvTimers(ServerRequest req, ServerResponse res) {
+        switches.refresh();
+        Json.send(res, Status.OK_200, kvTimersState()
+                .put("quotaTenants", 0)
+                .putNull("quotaAgeMs")
+                .put("quotaHot", 0));
+    }
+
+    /**
+     * {@code {kv?, timersSchedule?, timersFire?}}: each given switch is flipped, the others are left
+     * as they are (a body that reset the unnamed ones would stop the timer fire along with new
+     * timers). A null is the same as leaving the field out, as the reference reads it.
+     */
+    private void setKvTimers(ServerRequest req, ServerResponse res) {
+        JsonNode body;
+        try {
+            body = Json.body(req);
+        } catch (BadRequestException e) {
+            throw new BadRequestException("bad body: " + e.getMessage());
+        }
+        if (!body.isObject()) {
+            throw new BadRequestException("bad body: a JSON object is required");
+        }
+        Boolean kv = switchField(body, "kv");
+        Boolean schedule = switchField(body, "timersSchedule");
+        Boolean fire = switchField(body, "timersFire");
+        if (kv == null && schedule == null && fire == null) {
+            // The reference broker's sentence, word for word (its handler's source settles it).
+            throw new BadRequestException("at least one of kv, timersSchedule, timersFire (boolean) is required");
+        }
+        boolean stored = switches.setKvTimers(kv, schedule, fire);
+        // "mirrored" is the reference's word for what the maintenance routes here call "stored": in
+        // force on this broker either way, seen by the others once written.
+        Json.send(res, Status.OK_200, kvTimersState()
+                .put("mirrored", stored)
+                .put("stored", stored)
+                .put("message", switches.timersFireEnabled()
+                        ? "kv/timers runtime switches updated"
+                        : "TIMER FIRE IS PAUSED. Nothing is lost (deliverAt is a floor and the backlog drains oldest"
+                                + " first once it is back on), but promised messages are NOT being delivered."));
+    }
+
+    private ObjectNode kvTimersState() {
+        return Json.object()
+                .put("kvEnabled", switches.kvEnabled())
+                .put("timersScheduleEnabled", switches.timersScheduleEnabled())
+                .put("timersFireEnabled", switches.timersFireEnabled());
+    }
+
+    private static Boolean switchField(JsonNode body, String field) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isBoolean()) {
+            throw new BadRequestException("bad body: " + field + " must be a boolean");
+        }
+        return v.booleanValue();
     }
 
     private static boolean enabledFlag(ServerRequest req) {
