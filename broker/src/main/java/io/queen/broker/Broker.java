@@ -28,6 +28,7 @@ import io.queen.broker.engine.TenantPurge;
 import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.dedup.DedupCache;
+import io.queen.broker.engine.kv.KvService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.http.AckHttpService;
@@ -39,6 +40,7 @@ import io.queen.broker.http.ErrorMapping;
 import io.queen.broker.http.FetchHttpService;
 import io.queen.broker.http.HealthHttpService;
 import io.queen.broker.http.Json;
+import io.queen.broker.http.KvHttpService;
 import io.queen.broker.http.LeaseHttpService;
 import io.queen.broker.http.MessagesHttpService;
 import io.queen.broker.http.MetricsHttpService;
@@ -160,7 +162,8 @@ public final class Broker implements AutoCloseable {
      * The engine services of one broker, wired explicitly, in the groups the routes and the
      * lifecycle use them by.
      */
-    record Services(DataPlane data, Management management, Observability observability, Background background) {
+    record Services(DataPlane data, Management management, Observability observability, Background background,
+                    KvService kv) {
         static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
                                PgWakeChannel channel) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
@@ -187,7 +190,8 @@ public final class Broker implements AutoCloseable {
                     new TenantPurge(database));
             Observability observability = new Observability(new BrokerMetrics(), new ObservabilityService(database),
                     new DatabaseHealth(database));
-            return new Services(data, management, observability, new Background(hub, switches, spool));
+            return new Services(data, management, observability, new Background(hub, switches, spool),
+                    new KvService(database, settings.kv(), switches::kvEnabled));
         }
     }
 
@@ -238,6 +242,7 @@ public final class Broker implements AutoCloseable {
         routing.register("/api/v1", new ConsumerGroupAdminHttpService(m.groups(), tenancy));
         routing.register("/api/v1", new MessagesHttpService(m.messages(), tenancy));
         routing.register("/api/v1", new TracesHttpService(m.traces(), tenancy));
+        routing.register("/api/v1", new KvHttpService(s.kv(), tenancy));
         MetricsHttpService.install(routing, o.metrics(), o.health(), o.reports(), b.switches(), b.spool());
         routing.register("/api/v1", new StatusHttpService(o.reports(), b.spool(), o.health(), tenancy));
         routing.register("/api/v1/analytics", new AnalyticsHttpService(o.reports(), tenancy));
