@@ -135,15 +135,19 @@ class ConsumerOutageIT {
                     .atMost(60, TimeUnit.SECONDS).pollInterval(50, TimeUnit.MILLISECONDS)
                     .until(() -> queued.get() >= 20 && committedTransactions.get() >= 3 && acked.size() >= 10);
             DatabaseOutageIT.allowConnections(db, false);
+            long cutAt = System.nanoTime();
             try {
                 int bufferedBefore = buffered.get();
                 int refusedBefore = refusedTransactions.get();
                 int popsBefore = longPollMillis.size();
-                await("the outage is felt: pushes spooled, transactions refused, long-polls answered")
+                // Longer than the 3 s lease too, so that leases taken before the cut run out during it
+                // and their messages come back after it.
+                await("the outage is felt: pushes spooled, transactions refused, long-polls answered, leases out")
                         .atMost(60, TimeUnit.SECONDS).pollInterval(50, TimeUnit.MILLISECONDS)
                         .until(() -> buffered.get() >= bufferedBefore + 50
                                 && refusedTransactions.get() >= refusedBefore + 3
-                                && longPollMillis.size() >= popsBefore + 3);
+                                && longPollMillis.size() >= popsBefore + 3
+                                && System.nanoTime() - cutAt > TimeUnit.SECONDS.toNanos(4));
             } finally {
                 DatabaseOutageIT.allowConnections(db, true);
             }
