@@ -419,6 +419,71 @@ AS $$
 $$;
 
 -- -----------------------------------------------------------------------------
+-- queen.kv_prefix_page_v1: one keyset page of a namespace under a prefix, as
+-- getPrefix and the console's list both answer it: keys in byte order after
+-- p_after (an exclusive cursor), at most p_limit rows, and no more value text
+-- than p_budget bytes (the row that crosses the line is kept). With
+-- p_include_expired the rows past their expiry that nothing has deleted yet
+-- are listed too; with p_mark_expired every row says whether it is expired
+-- (the console's list does, getPrefix does not). Answers {rows,
+-- truncated, nextAfter, bytes}, bytes being the value text the page spent.
+-- -----------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION queen.kv_prefix_page_v1(p_tenant uuid, p_namespace text, p_prefix text,
+                                                   p_after text, p_limit integer, p_keys_only boolean,
+                                                   p_include_expired boolean, p_mark_expired boolean,
+                                                   p_budget bigint, p_now timestamptz)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_bound text := queen.kv_prefix_bound_v1(p_prefix);
+    v_rows  jsonb;
+    v_spent bigint;
+    v_kept  bigint;
+    v_total bigint;
+    v_last  text;
+BEGIN
+    WITH page AS (
+        SELECT k.key, k.value, k.version, k.expires_at, k.updated_at,
+               CASE WHEN p_keys_only THEN 0 ELSE octet_length(k.value::text) END::bigint AS bytes
+          FROM queen.kv k
+         WHERE k.tenant_id = p_tenant
+           AND k.namespace = p_namespace
+           AND k.key >= p_prefix
+           AND (v_bound IS NULL OR k.key < v_bound)
+           AND starts_with(k.key, p_prefix)
+           AND (p_after IS NULL OR k.key > p_after)
+           AND (p_include_expired OR queen.kv_alive_v1(k.expires_at, p_now))
+         ORDER BY k.key
+         LIMIT p_limit + 1
+    ), ranked AS (
+        SELECT p.*, row_number() OVER (ORDER BY p.key) AS n,
+               COALESCE(sum(p.bytes) OVER (ORDER BY p.key ROWS BETWEEN UNBOUNDED PRECEDING
+                                                             AND 1 PRECEDING), 0) AS before
+          FROM page p
+    )
+    SELECT COALESCE(jsonb_agg(CASE WHEN p_mark_expired
+                                   THEN queen.kv_row_json_v1(r.key, r.value, r.version, r.expires_at,
+                                                             r.updated_at, p_keys_only)
+                                        || jsonb_build_object('expired', NOT queen.kv_alive_v1(r.expires_at, p_now))
+                                   ELSE queen.kv_row_json_v1(r.key, r.value, r.version, r.expires_at,
+                                                             r.updated_at, p_keys_only)
+                              END ORDER BY r.key)
+                        FILTER (WHERE r.n <= p_limit AND r.before < p_budget), '[]'::jsonb),
+           COALESCE(sum(r.bytes) FILTER (WHERE r.n <= p_limit AND r.before < p_budget), 0),
+           count(*) FILTER (WHERE r.n <= p_limit AND r.before < p_budget),
+           count(*),
+           max(r.key) FILTER (WHERE r.n <= p_limit AND r.before < p_budget)
+      INTO v_rows, v_spent, v_kept, v_total, v_last
+      FROM ranked r;
+    RETURN jsonb_build_object('rows', v_rows,
+                              'truncated', v_kept < v_total,
+                              'nextAfter', CASE WHEN v_kept < v_total THEN to_jsonb(v_last) END,
+                              'bytes', v_spent);
+END;
+$$;
+
+-- -----------------------------------------------------------------------------
 -- queen.kv_apply_v1: one call of POST /api/v1/kv (and of the path routes),
 -- a batch of operations applied in one statement, so in one transaction when
 -- the caller is in autocommit. Returns a JSON array index-aligned with p_ops:
@@ -498,14 +563,10 @@ DECLARE
     v_rows    jsonb;
     v_missing jsonb;
     v_spent   bigint;
-    v_kept    bigint;
     v_total   bigint;
-    v_last    text;
     v_prefix  text;
-    v_bound   text;
-    v_after   text;
     v_limit   integer;
-    v_konly   boolean;
+    v_page    jsonb;
 BEGIN
     IF p_tenant IS NULL THEN
         RAISE EXCEPTION 'kv_bad_request' USING ERRCODE = '22023', DETAIL = 'kv_apply_v1 needs a tenant';
@@ -638,45 +699,15 @@ BEGIN
 
         ELSIF v_kind = 'getPrefix' THEN
             v_prefix := v_op.body ->> 'prefix';
-            v_bound := queen.kv_prefix_bound_v1(v_prefix);
-            v_after := NULLIF(v_op.body ->> 'after', '');
-            v_konly := COALESCE((v_op.body ->> 'keysOnly')::boolean, false);
             -- Clamped, never refused.
             v_limit := LEAST(GREATEST(COALESCE((v_op.body ->> 'limit')::numeric, C_PREFIX_DEFAULT), 1),
                              p_prefix_limit)::integer;
-            WITH page AS (
-                SELECT k.key, k.value, k.version, k.expires_at, k.updated_at,
-                       CASE WHEN v_konly THEN 0 ELSE octet_length(k.value::text) END::bigint AS bytes
-                  FROM queen.kv k
-                 WHERE k.tenant_id = p_tenant
-                   AND k.namespace = v_ns
-                   AND k.key >= v_prefix
-                   AND (v_bound IS NULL OR k.key < v_bound)
-                   AND starts_with(k.key, v_prefix)
-                   AND (v_after IS NULL OR k.key > v_after)
-                   AND queen.kv_alive_v1(k.expires_at, v_now)
-                 ORDER BY k.key
-                 LIMIT v_limit + 1
-            ), ranked AS (
-                SELECT p.*, row_number() OVER (ORDER BY p.key) AS n,
-                       COALESCE(sum(p.bytes) OVER (ORDER BY p.key ROWS BETWEEN UNBOUNDED PRECEDING
-                                                                     AND 1 PRECEDING), 0) AS before
-                  FROM page p
-            )
-            SELECT COALESCE(jsonb_agg(queen.kv_row_json_v1(r.key, r.value, r.version, r.expires_at,
-                                                           r.updated_at, v_konly) ORDER BY r.key)
-                                FILTER (WHERE r.n <= v_limit AND r.before < v_budget), '[]'::jsonb),
-                   COALESCE(sum(r.bytes) FILTER (WHERE r.n <= v_limit AND r.before < v_budget), 0),
-                   count(*) FILTER (WHERE r.n <= v_limit AND r.before < v_budget),
-                   count(*),
-                   max(r.key) FILTER (WHERE r.n <= v_limit AND r.before < v_budget)
-              INTO v_rows, v_spent, v_kept, v_total, v_last
-              FROM ranked r;
-            v_budget := v_budget - v_spent;
+            v_page := queen.kv_prefix_page_v1(p_tenant, v_ns, v_prefix, NULLIF(v_op.body ->> 'after', ''),
+                                              v_limit, COALESCE((v_op.body ->> 'keysOnly')::boolean, false),
+                                              false, false, v_budget, v_now);
+            v_budget := v_budget - (v_page ->> 'bytes')::bigint;
             -- after is an exclusive keyset cursor: the last key of this page.
-            v_res := jsonb_build_object('index', v_ix, 'op', v_kind, 'rows', v_rows,
-                                        'truncated', v_kept < v_total,
-                                        'nextAfter', CASE WHEN v_kept < v_total THEN to_jsonb(v_last) END);
+            v_res := jsonb_build_object('index', v_ix, 'op', v_kind) || (v_page - 'bytes');
 
         ELSIF v_kind IN ('put', 'putIfAbsent') THEN
             v_value := v_op.body -> 'value';
@@ -919,58 +950,14 @@ CREATE OR REPLACE FUNCTION queen.kv_list_v1(
 ) RETURNS jsonb
 LANGUAGE plpgsql STABLE
 AS $$
-DECLARE
-    v_now    timestamptz := now();
-    v_prefix text := COALESCE(p_prefix, '');
-    v_bound  text;
-    v_after  text := NULLIF(p_after, '');
-    v_konly  boolean := COALESCE(p_keys_only, false);
-    v_all    boolean := COALESCE(p_include_expired, false);
-    v_limit  integer := LEAST(GREATEST(COALESCE(p_limit, 100), 1), p_prefix_limit);
-    v_budget bigint := COALESCE(p_max_read_bytes, 4194304);
-    v_rows   jsonb;
-    v_spent  bigint;
-    v_kept   bigint;
-    v_total  bigint;
-    v_last   text;
 BEGIN
     IF p_tenant IS NULL THEN
         RAISE EXCEPTION 'kv_bad_request' USING ERRCODE = '22023', DETAIL = 'kv_list_v1 needs a tenant';
     END IF;
     PERFORM queen.kv_check_names_v1('list', p_namespace, NULL, false);
-    v_bound := queen.kv_prefix_bound_v1(v_prefix);
-    WITH page AS (
-        SELECT k.key, k.value, k.version, k.expires_at, k.updated_at,
-               CASE WHEN v_konly THEN 0 ELSE octet_length(k.value::text) END::bigint AS bytes
-          FROM queen.kv k
-         WHERE k.tenant_id = p_tenant
-           AND k.namespace = p_namespace
-           AND k.key >= v_prefix
-           AND (v_bound IS NULL OR k.key < v_bound)
-           AND starts_with(k.key, v_prefix)
-           AND (v_after IS NULL OR k.key > v_after)
-           AND (v_all OR queen.kv_alive_v1(k.expires_at, v_now))
-         ORDER BY k.key
-         LIMIT v_limit + 1
-    ), ranked AS (
-        SELECT p.*, row_number() OVER (ORDER BY p.key) AS n,
-               COALESCE(sum(p.bytes) OVER (ORDER BY p.key ROWS BETWEEN UNBOUNDED PRECEDING
-                                                             AND 1 PRECEDING), 0) AS before
-          FROM page p
-    )
-    SELECT COALESCE(jsonb_agg(queen.kv_row_json_v1(r.key, r.value, r.version, r.expires_at, r.updated_at, v_konly)
-                              || jsonb_build_object('expired', NOT queen.kv_alive_v1(r.expires_at, v_now))
-                              ORDER BY r.key)
-                        FILTER (WHERE r.n <= v_limit AND r.before < v_budget), '[]'::jsonb),
-           COALESCE(sum(r.bytes) FILTER (WHERE r.n <= v_limit AND r.before < v_budget), 0),
-           count(*) FILTER (WHERE r.n <= v_limit AND r.before < v_budget),
-           count(*),
-           max(r.key) FILTER (WHERE r.n <= v_limit AND r.before < v_budget)
-      INTO v_rows, v_spent, v_kept, v_total, v_last
-      FROM ranked r;
-    RETURN jsonb_build_object('rows', v_rows,
-                              'truncated', v_kept < v_total,
-                              'nextAfter', CASE WHEN v_kept < v_total THEN to_jsonb(v_last) END,
-                              'bytes', v_spent);
+    RETURN queen.kv_prefix_page_v1(p_tenant, p_namespace, COALESCE(p_prefix, ''), NULLIF(p_after, ''),
+                                   LEAST(GREATEST(COALESCE(p_limit, 100), 1), p_prefix_limit),
+                                   COALESCE(p_keys_only, false), COALESCE(p_include_expired, false), true,
+                                   COALESCE(p_max_read_bytes, 4194304), now());
 END;
 $$;
