@@ -14,11 +14,23 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
 
 /** Starts real brokers over real HTTP on a fresh database of the test PostgreSQL. */
 public final class BrokerFixture {
+    /** The temporary spool folders made here, removed when the test JVM ends (hundreds per build otherwise). */
+    private static final List<Path> TEMP_SPOOLS = new CopyOnWriteArrayList<>();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> TEMP_SPOOLS.forEach(BrokerFixture::deleteTree),
+                "remove-temp-spools"));
+    }
+
     private BrokerFixture() {
     }
 
@@ -34,7 +46,9 @@ public final class BrokerFixture {
         env.putIfAbsent("DB_POOL_SIZE", "16");
         if (!env.containsKey("FILE_BUFFER_DIR")) {
             try {
-                env.put("FILE_BUFFER_DIR", Files.createTempDirectory("queen-spool-").toString());
+                Path spool = Files.createTempDirectory("queen-spool-");
+                TEMP_SPOOLS.add(spool);
+                env.put("FILE_BUFFER_DIR", spool.toString());
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -58,6 +72,14 @@ public final class BrokerFixture {
             st.execute(statement);
         } catch (SQLException e) {
             throw new IllegalStateException(statement, e);
+        }
+    }
+
+    private static void deleteTree(Path root) {
+        try (Stream<Path> paths = Files.walk(root)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException e) {
+            // Best effort at exit: a folder left behind is only litter in the temp folder.
         }
     }
 }
