@@ -31,17 +31,11 @@ public final class QueueCatalog {
     private record PartitionKey(UUID tenant, String queue, String partition) {
     }
 
-    /** {@code queue.partitionId()} is null: the queue-level answer. */
-    private record QueueEntry(LogStore.Provisioned queue, long loadedAt) {
-        boolean fresh(long now) {
-            return now - loadedAt < TTL_NANOS;
-        }
-    }
-
     private record PartitionEntry(UUID queueId, UUID partitionId) {
     }
 
-    private final Map<QueueKey, QueueEntry> queues = new ConcurrentHashMap<>();
+    /** The queue-level answers (their {@code partitionId()} is null), fresh for {@link #TTL_NANOS}. */
+    private final TtlCache<QueueKey, LogStore.Provisioned> queues = new TtlCache<>();
     private final Map<PartitionKey, PartitionEntry> partitions = new ConcurrentHashMap<>();
 
     /**
@@ -53,18 +47,18 @@ public final class QueueCatalog {
         if (hit != null) {
             return hit;
         }
-        QueueEntry q = new QueueEntry(LogStore.provision(c, tenant, queue, null), System.nanoTime());
+        LogStore.Provisioned q = LogStore.provision(c, tenant, queue, null);
         queues.put(new QueueKey(tenant, queue), q);
-        return q.queue();
+        return q;
     }
 
     /** A fresh cached entry, or null; lets callers skip taking a connection on a hit. */
     public LogStore.Provisioned cached(UUID tenant, String queue, String partition) {
-        QueueEntry q = queues.get(new QueueKey(tenant, queue));
-        if (q == null || !q.fresh(System.nanoTime())) {
+        LogStore.Provisioned q = queues.fresh(new QueueKey(tenant, queue));
+        if (q == null) {
             return null;
         }
-        return partition == null ? q.queue() : combine(q.queue(), partitions.get(new PartitionKey(tenant, queue, partition)));
+        return partition == null ? q : combine(q, partitions.get(new PartitionKey(tenant, queue, partition)));
     }
 
     /** Caches a partition provisioned elsewhere (committed), with its queue's options as of now. */
@@ -73,8 +67,8 @@ public final class QueueCatalog {
             partitions.clear(); // Rare and cheap to refill; keeps memory bounded with unbounded partition counts.
         }
         partitions.put(new PartitionKey(tenant, queue, partition), new PartitionEntry(p.queueId(), p.partitionId()));
-        queues.put(new QueueKey(tenant, queue), new QueueEntry(new LogStore.Provisioned(p.queueId(), null,
-                p.dedupWindowSeconds(), p.encryptionEnabled()), System.nanoTime()));
+        queues.put(new QueueKey(tenant, queue), new LogStore.Provisioned(p.queueId(), null,
+                p.dedupWindowSeconds(), p.encryptionEnabled()));
     }
 
     /** The partition answer, when the partition's entry belongs to this incarnation of the queue. */
