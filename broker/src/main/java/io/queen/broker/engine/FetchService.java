@@ -72,7 +72,7 @@ public final class FetchService {
         if (entries.isEmpty()) {
             return List.of();
         }
-        long deadline = System.nanoTime() + Math.clamp(maxWaitMs, 0, MAX_WAIT_MS) * 1_000_000L;
+        long deadline = wake.ticker().nanoTime() + Math.clamp(maxWaitMs, 0, MAX_WAIT_MS) * 1_000_000L;
         String queue = entries.getFirst().queue();
         // One queue: park on its own wake; several: on the tenant's, which every push of the tenant moves.
         boolean oneQueue = entries.stream().allMatch(e -> e.queue().equals(queue));
@@ -82,7 +82,7 @@ public final class FetchService {
             if (read.anyError() || read.payloadBytes() >= minBytes || wake.closed()) {
                 return read.entries();
             }
-            long leftMs = (deadline - System.nanoTime()) / 1_000_000L;
+            long leftMs = (deadline - wake.ticker().nanoTime()) / 1_000_000L;
             if (leftMs <= 0) {
                 return read.entries();
             }

@@ -33,7 +33,7 @@ final class PopFillHold {
 
     /**
      * Returns once the pop of a queue should claim: at once unless the hold applies, else when the
-     * batch can fill, the queue's setting or {@code deadline} (a {@link System#nanoTime} instant) is
+     * batch can fill, the queue's setting or {@code deadline} (a reading of the hub's {@link io.queen.broker.lifecycle.Ticker}) is
      * reached, or the hub closes.
      */
     void hold(PopService.Request r, long deadline) throws SQLException, InterruptedException {
@@ -56,9 +56,9 @@ final class PopFillHold {
         if (fill.minPopWaitMs() <= 0 || fill.claimable() == 0 || fill.claimable() >= r.batch()) {
             return;
         }
-        long end = Math.min(deadline, System.nanoTime() + fill.minPopWaitMs() * 1_000_000L);
+        long end = Math.min(deadline, wake.ticker().nanoTime() + fill.minPopWaitMs() * 1_000_000L);
         while (true) {
-            long leftMs = (end - System.nanoTime()) / 1_000_000L;
+            long leftMs = (end - wake.ticker().nanoTime()) / 1_000_000L;
             if (leftMs <= 0 || wake.closed()) {
                 return;
             }

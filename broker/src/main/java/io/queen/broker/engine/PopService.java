@@ -218,7 +218,7 @@ public final class PopService {
 
     /** @param lane the autopilot lane of a pop that delegated its sizing, else null */
     private Result pop(Request asked, boolean queueLevel, String lane) throws SQLException, InterruptedException {
-        long deadline = System.nanoTime() + Math.max(asked.timeoutMs(), 0) * 1_000_000L;
+        long deadline = wake.ticker().nanoTime() + Math.max(asked.timeoutMs(), 0) * 1_000_000L;
         while (true) {
             long seen = asked.queue() == null ? wake.tenantVersion(asked.tenant())
                     : wake.version(asked.tenant(), asked.queue());
@@ -243,7 +243,7 @@ public final class PopService {
                 }
                 return plan == null ? result : result.withAutopilot(plan);
             }
-            long leftMs = (deadline - System.nanoTime()) / 1_000_000L;
+            long leftMs = (deadline - wake.ticker().nanoTime()) / 1_000_000L;
             if (leftMs <= 0) {
                 return result;
             }

@@ -50,6 +50,7 @@ public final class WakeHub implements WakeTarget {
     private final Gates<QueueKey> queueGates;
     private final Gates<UUID> tenantGates;
     private final HotList hot;
+    private final Ticker ticker;
 
     public WakeHub() {
         this(Ticker.SYSTEM);
@@ -57,10 +58,15 @@ public final class WakeHub implements WakeTarget {
 
     /** {@code ticker} times the parked waits and is the {@link HotList}'s clock. */
     public WakeHub(Ticker ticker) {
-        Objects.requireNonNull(ticker, "ticker");
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
         this.queueGates = new Gates<>(QUEUE_STRIPES, waiting, closed, ticker);
         this.tenantGates = new Gates<>(TENANT_STRIPES, waiting, closed, ticker);
         this.hot = new HotList(ticker);
+    }
+
+    /** The clock of the parked waits: a long-poll's deadline is taken on it, so both agree. */
+    public Ticker ticker() {
+        return ticker;
     }
 
     /** The partitions believed pending, fed by the signals that pass through here. */
