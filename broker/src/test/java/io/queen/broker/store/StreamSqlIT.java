@@ -371,6 +371,59 @@ class StreamSqlIT {
     }
 
     @Test
+    void aTenantPurgeStepsOverTheQueueOfACycleInFlightInsteadOfWaitingAndCleansUpAfter() throws Exception {
+        UUID tenant = UUID.randomUUID();
+        sql("INSERT INTO queen_streams.quota (tenant_id) VALUES (?)", tenant);
+        UUID q = register(tenant, "purge.q", "h", false).queryId();
+        UUID p = partition(tenant, "purge_src", "p");
+        cycle(tenant, q, p, "g", null, null, 0, true, "[{\"type\":\"upsert\",\"key\":\"k\",\"value\":1}]");
+        try (Connection inFlight = db.connection(); Connection purger = db.connection()) {
+            inFlight.setAutoCommit(false);
+            assertTrue(StreamStore.openCycle(inFlight, tenant, q, p).partitionFound());
+            try (PreparedStatement ps = purger.prepareStatement(
+                    "SELECT queen.delete_tenant_data_v1(?, 10, 1000)::text")) {
+                purger.createStatement().execute("SET statement_timeout = '5s'");
+                ps.setObject(1, tenant);
+                JsonNode step = purge(ps);
+                assertFalse(step.get("done").asBoolean(), step.toString());
+                assertEquals(1, step.get("queues").get("remaining").asInt(), "the queue a cycle holds is left");
+                assertEquals(0, step.get("rows").get("queen_streams.state").asInt(), "and so is its state");
+                inFlight.commit();
+                JsonNode last = purge(ps);
+                for (int i = 0; i < 5 && !last.get("done").asBoolean(); i++) {
+                    last = purge(ps);
+                }
+                assertTrue(last.get("done").asBoolean(), last.toString());
+            }
+        }
+        for (String table : List.of("queen_streams.queries", "queen_streams.quota")) {
+            try (Connection c = db.connection(); PreparedStatement ps = c.prepareStatement(
+                    "SELECT count(*) FROM " + table + " WHERE tenant_id = ?")) {
+                ps.setObject(1, tenant);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    assertEquals(0, rs.getLong(1), table);
+                }
+            }
+        }
+        try (Connection c = db.connection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM queen_streams.state WHERE query_id = ?")) {
+            ps.setObject(1, q);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                assertEquals(0, rs.getLong(1));
+            }
+        }
+    }
+
+    private static JsonNode purge(PreparedStatement ps) throws Exception {
+        try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return MAPPER.readTree(rs.getString(1));
+        }
+    }
+
+    @Test
     void aQueueDeleteRemovesTheStateOfItsPartitions() throws Exception {
         UUID q = register(DEFAULT, "delete.q", "h", false).queryId();
         UUID gone = partition(DEFAULT, "delete_src", "p");
