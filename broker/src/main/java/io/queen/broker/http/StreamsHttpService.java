@@ -35,7 +35,10 @@ public final class StreamsHttpService implements HttpService {
     static final Names.Rule QUERY_NAME = new Names.Rule("name", 1024, 1024);
     /** A fingerprint of the operator chain (the SDK's is 64 hex digits). */
     static final Names.Rule CONFIG_HASH = new Names.Rule("config_hash", 1024, 1024);
-    /** The ack statuses that complete a batch (the plain ack's table); any other is a nack. */
+    /**
+     * The ack statuses that complete a batch; any other is a nack, and no status at all completes.
+     * The spec lists only the ack's fields; the reference's source settled the table (a plain ack's).
+     */
     private static final Set<String> OK_STATUSES = Set.of("completed", "success", "acked", "ok");
     private static final DateTimeFormatter MICROS_UTC =
             DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
@@ -278,6 +281,11 @@ public final class StreamsHttpService implements HttpService {
         return out;
     }
 
+    /**
+     * The reference answers a refused cycle 200 with success:false; ours are 4xx with the same
+     * fields, so a client that checks only the status cannot take a refusal for a commit. The SDK
+     * fails the cycle either way (on success:false, and on any non-2xx) and retries only a 5xx.
+     */
     private static void refused(ServerResponse res, JsonNode body, StreamService.Refused r) {
         switch (r.reason()) {
             case PARTITION_NOT_FOUND -> sendCycleRefusal(res, Status.NOT_FOUND_404, body, r.queueName(),
@@ -404,6 +412,8 @@ public final class StreamsHttpService implements HttpService {
             if (unstorable != null) {
                 throw badRequest("invalid " + where + "payload: " + unstorable);
             }
+            // The reference mints a message id (and so the default transactionId) when messageId is
+            // absent or not a UUID, rather than refusing the item: its source settled it.
             String messageId = text(item, "messageId");
             UUID id = messageId != null && Names.isUuid(messageId) ? UUID.fromString(messageId) : UuidV7.next();
             out.add(new PushService.Item(checked(Names.QUEUE, queue, where + "queue"),
