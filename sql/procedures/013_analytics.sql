@@ -29,7 +29,8 @@
 -- queues row, then the queue's partitions ascending by id, then the leaf
 -- tables. log_txns and log_dlq have no foreign key (nor do retention_history
 -- and streams state, which name partition ids), so they are cleared explicitly
--- while the partition ids are still known; deleting the queues row then
+-- with the partition ids read under the locks (state after the cascade, see
+-- below); deleting the queues row then
 -- cascades to log_partitions (-> log_segments, log_consumers),
 -- consumer_watermarks, the queue's consumer_groups_metadata rows,
 -- queue_lag_metrics and queen.stats. hotlist_repairs and queue_parked_replica
@@ -60,8 +61,13 @@ BEGIN
         DELETE FROM queen.log_txns t WHERE t.partition_id = ANY (v_partitions);
         DELETE FROM queen.log_dlq d WHERE d.partition_id = ANY (v_partitions);
         DELETE FROM queen.retention_history h WHERE h.partition_id = ANY (v_partitions);
-        DELETE FROM queen_streams.state s WHERE s.partition_id = ANY (v_partitions);
         DELETE FROM queen.queues q WHERE q.id = v_queue_id;
+        -- After the cascade took the cursors: queen_streams.state follows
+        -- queen.log_consumers in the lock order (a streams cycle acks, then
+        -- writes state). A cycle reading this queue holds the queue row KEY
+        -- SHARE (007), so the FOR UPDATE above waited for it and this
+        -- statement sees the state it committed.
+        DELETE FROM queen_streams.state s WHERE s.partition_id = ANY (v_partitions);
         DELETE FROM queen.hotlist_repairs r WHERE r.tenant_id = p_tenant AND r.queue_name = p_queue_name;
         DELETE FROM queen.queue_parked_replica r WHERE r.tenant_id = p_tenant AND r.queue_name = p_queue_name;
     END IF;

@@ -33,7 +33,8 @@
 --
 -- Lock order (broker/DESIGN.md, Lock order). The only statements here that can
 -- wait are delete_queue_v1's; they run after the timer rows (log_timers before
--- queues, as the order says) and before the sweep. The kv rows taken by the
+-- queues, as the order says) and before the sweep, on a queue whose row this
+-- call took first (SKIP LOCKED), before that queue's residue. The kv rows taken by the
 -- sweep come after queue locks, but the sweep is SKIP LOCKED throughout and
 -- nothing after it waits, so this actor never waits while holding them: no
 -- cycle through it.
@@ -151,6 +152,14 @@ BEGIN
          ORDER BY q.id
          LIMIT p_max_queues
     LOOP
+        -- The queue row first, as the lock order has it (queues before
+        -- queen_streams.state, whose residue is deleted next): a purge that
+        -- held state rows while waiting for the queue row would close a cycle
+        -- with a streams cycle, which holds that row KEY SHARE and then writes
+        -- state. A queue held elsewhere is left to a later call.
+        PERFORM 1 FROM queen.queues q WHERE q.id = v_queue.id FOR UPDATE SKIP LOCKED;
+        CONTINUE WHEN NOT FOUND;
+
         SELECT COALESCE(array_agg(p.id), '{}') INTO v_parts
           FROM queen.log_partitions p
          WHERE p.queue_id = v_queue.id;

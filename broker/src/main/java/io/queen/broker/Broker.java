@@ -30,6 +30,7 @@ import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.dedup.DedupCache;
 import io.queen.broker.engine.kv.KvService;
 import io.queen.broker.engine.segment.PayloadCipher;
+import io.queen.broker.engine.streams.StreamService;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.http.AckHttpService;
 import io.queen.broker.http.AnalyticsHttpService;
@@ -49,6 +50,7 @@ import io.queen.broker.http.PushHttpService;
 import io.queen.broker.http.QueueHttpService;
 import io.queen.broker.http.RequestTextFilter;
 import io.queen.broker.http.StatusHttpService;
+import io.queen.broker.http.StreamsHttpService;
 import io.queen.broker.http.SystemHttpService;
 import io.queen.broker.http.Tenancy;
 import io.queen.broker.http.TracesHttpService;
@@ -163,7 +165,7 @@ public final class Broker implements AutoCloseable {
      * lifecycle use them by.
      */
     record Services(DataPlane data, Management management, Observability observability, Background background,
-                    KvService kv) {
+                    KvService kv, StreamService streams) {
         static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
                                PgWakeChannel channel) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
@@ -191,7 +193,8 @@ public final class Broker implements AutoCloseable {
             Observability observability = new Observability(new BrokerMetrics(), new ObservabilityService(database),
                     new DatabaseHealth(database));
             return new Services(data, management, observability, new Background(hub, switches, spool),
-                    new KvService(database, settings.kv(), switches::kvEnabled));
+                    new KvService(database, settings.kv(), switches::kvEnabled),
+                    new StreamService(database, push, channel::published));
         }
     }
 
@@ -243,6 +246,7 @@ public final class Broker implements AutoCloseable {
         routing.register("/api/v1", new MessagesHttpService(m.messages(), tenancy));
         routing.register("/api/v1", new TracesHttpService(m.traces(), tenancy));
         routing.register("/api/v1", new KvHttpService(s.kv(), tenancy));
+        routing.register("/streams/v1", new StreamsHttpService(s.streams(), tenancy));
         MetricsHttpService.install(routing, o.metrics(), o.health(), o.reports(), b.switches(), b.spool());
         routing.register("/api/v1", new StatusHttpService(o.reports(), b.spool(), o.health(), tenancy));
         routing.register("/api/v1/analytics", new AnalyticsHttpService(o.reports(), tenancy));

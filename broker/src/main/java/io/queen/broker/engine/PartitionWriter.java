@@ -51,6 +51,8 @@ final class PartitionWriter {
         final Map<UUID, Encoded> encoded = new HashMap<>();
         /** Cache records of written segments, applied only once the transaction committed. */
         final List<Runnable> afterCommit = new ArrayList<>();
+        /** The verdict of each partition's written segment (absent when every slot was a duplicate). */
+        final Map<UUID, LogStore.PushVerdict> written = new HashMap<>();
 
         void add(List<Group> groups) {
             for (Group g : groups) {
@@ -114,12 +116,12 @@ final class PartitionWriter {
         }
         for (UUID pid : ids) {
             writePartition(c, pid, batch.slots.get(pid), batch.partitions.get(pid), batch.encoded.get(pid),
-                    failOnDuplicate, batch.afterCommit);
+                    failOnDuplicate, batch);
         }
     }
 
     private void writePartition(Connection c, UUID partitionId, List<Slot> slots, LogStore.Provisioned partition,
-                                Encoded preEncoded, boolean failOnDuplicate, List<Runnable> afterCommit)
+                                Encoded preEncoded, boolean failOnDuplicate, Batch batch)
             throws SQLException, DuplicateInTransactionException {
         Map<String, Slot> firstByTxn = new HashMap<>();
         Map<Slot, Slot> repeats = new LinkedHashMap<>();
@@ -184,8 +186,10 @@ final class PartitionWriter {
                     written[i] = s.id;
                 }
                 if (window > 0) {
-                    afterCommit.add(() -> dedupCache.record(partitionId, v.baseOffset(), hashes, written, v.createdAt()));
+                    batch.afterCommit.add(() -> dedupCache.record(partitionId, v.baseOffset(), hashes, written,
+                            v.createdAt()));
                 }
+                batch.written.put(partitionId, v);
                 break;
             }
             if (failOnDuplicate) {
