@@ -27,11 +27,13 @@ import io.queen.broker.engine.SeekService;
 import io.queen.broker.engine.TenantPurge;
 import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.TransactionService;
+import io.queen.broker.engine.auth.Authenticator;
 import io.queen.broker.engine.dedup.DedupCache;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.http.AckHttpService;
 import io.queen.broker.http.AnalyticsHttpService;
+import io.queen.broker.http.AuthFilter;
 import io.queen.broker.http.ConsumerGroupAdminHttpService;
 import io.queen.broker.http.ConsumerGroupHttpService;
 import io.queen.broker.http.DeadLetterHttpService;
@@ -100,6 +102,7 @@ public final class Broker implements AutoCloseable {
         EmbeddedDatabase embedded = null;
         Database database = null;
         PgWakeChannel wakeChannel = null;
+        Authenticator authenticator = null;
         try {
             DatabaseSettings dbSettings = settings.database();
             if (dbSettings.embedded()) {
@@ -114,7 +117,9 @@ public final class Broker implements AutoCloseable {
             }
             WakeHub hub = new WakeHub();
             wakeChannel = new PgWakeChannel(dbSettings, hub, PgWakeChannel.newBrokerId());
-            Services services = Services.create(settings, maintenance, database, hub, wakeChannel);
+            // With JWT on, a JWKS endpoint's keys are fetched before the broker serves.
+            authenticator = settings.auth().enabled() ? Authenticator.start(settings.auth()) : null;
+            Services services = Services.create(settings, maintenance, database, hub, wakeChannel, authenticator);
             // Items a previous run left in the spool go in before new pushes are taken.
             services.background().spool().recoverAtBoot();
             WebServer server = WebServer.builder()
@@ -136,6 +141,9 @@ public final class Broker implements AutoCloseable {
                     .start();
             LOG.info("Queen broker " + Version.VALUE + " listening on " + settings.bindAddress() + ":" + server.port()
                     + " over PostgreSQL " + dbSettings.describe());
+            if (authenticator != null) {
+                LOG.info("JWT auth enabled: " + settings.auth());
+            }
             services.background().switches().start();
             services.background().spool().start();
             // Background jobs start once the broker serves (broker/DESIGN.md, Background cycles).
@@ -143,6 +151,9 @@ public final class Broker implements AutoCloseable {
                     hub::waiting, server.port());
             return new Broker(embedded, database, wakeChannel, server, services, jobs);
         } catch (RuntimeException e) {
+            if (authenticator != null) {
+                authenticator.close();
+            }
             if (wakeChannel != null) {
                 wakeChannel.close();
             }
@@ -160,9 +171,10 @@ public final class Broker implements AutoCloseable {
      * The engine services of one broker, wired explicitly, in the groups the routes and the
      * lifecycle use them by.
      */
-    record Services(DataPlane data, Management management, Observability observability, Background background) {
+    record Services(DataPlane data, Management management, Observability observability, Background background,
+                    Authenticator auth) {
         static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
-                               PgWakeChannel channel) {
+                               PgWakeChannel channel, Authenticator auth) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
             QueueCatalog catalog = new QueueCatalog();
             channel.onQueueChanged(catalog::evict);
@@ -187,7 +199,7 @@ public final class Broker implements AutoCloseable {
                     new TenantPurge(database));
             Observability observability = new Observability(new BrokerMetrics(), new ObservabilityService(database),
                     new DatabaseHealth(database));
-            return new Services(data, management, observability, new Background(hub, switches, spool));
+            return new Services(data, management, observability, new Background(hub, switches, spool), auth);
         }
     }
 
@@ -223,6 +235,10 @@ public final class Broker implements AutoCloseable {
         Background b = s.background();
         ErrorMapping.register(routing);
         routing.addFilter(new RequestTextFilter());
+        if (s.auth() != null) {
+            // After the path is known to be text, before anything else (broker/DESIGN.md, Authentication).
+            routing.addFilter(new AuthFilter(s.auth()));
+        }
         routing.register(new HealthHttpService(o.health()));
         routing.register("/api/v1", new PushHttpService(data.intake(), o.metrics(), tenancy));
         routing.register("/api/v1", new PopHttpService(data.pop(), b.switches(), o.metrics(), popDefaults, tenancy));
@@ -271,6 +287,9 @@ public final class Broker implements AutoCloseable {
         server.stop();
         services.background().spool().close();
         services.background().switches().close();
+        if (services.auth() != null) {
+            services.auth().close();
+        }
         wakeChannel.close();
         database.close();
         if (embedded != null) {
