@@ -34,6 +34,7 @@ import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.http.AckHttpService;
 import io.queen.broker.http.AnalyticsHttpService;
 import io.queen.broker.http.AuthFilter;
+import io.queen.broker.http.AuthHttpService;
 import io.queen.broker.http.ConsumerGroupAdminHttpService;
 import io.queen.broker.http.ConsumerGroupHttpService;
 import io.queen.broker.http.DeadLetterHttpService;
@@ -240,6 +241,7 @@ public final class Broker implements AutoCloseable {
             routing.addFilter(new AuthFilter(s.auth()));
         }
         routing.register(new HealthHttpService(o.health()));
+        routing.register(new AuthHttpService(settings.auth().enabled(), settings.jobs().serverId()));
         routing.register("/api/v1", new PushHttpService(data.intake(), o.metrics(), tenancy));
         routing.register("/api/v1", new PopHttpService(data.pop(), b.switches(), o.metrics(), popDefaults, tenancy));
         routing.register("/api/v1", new AckHttpService(data.ack(), o.metrics(), tenancy));
