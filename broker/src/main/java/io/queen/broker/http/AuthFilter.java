@@ -91,17 +91,24 @@ public final class AuthFilter implements Filter {
         return header.length() > 7 && header.regionMatches(true, 0, "bearer ", 0, 7) ? header.substring(7) : header;
     }
 
+    /** No empty, {@code .} or {@code ..} segment; only the root may end in a slash. No allocation: every request asks. */
     static boolean plain(String path) {
-        if (path.isEmpty() || path.charAt(0) != '/') {
+        int n = path.length();
+        if (n == 0 || path.charAt(0) != '/') {
             return false;
         }
-        if (path.equals("/")) {
+        if (n == 1) {
             return true;
         }
-        // A trailing slash is one more (empty) segment: only the root may end in one.
-        for (String segment : path.substring(1).split("/", -1)) {
-            if (segment.isEmpty() || segment.equals(".") || segment.equals("..")) {
-                return false;
+        int start = 1;
+        for (int i = 1; i <= n; i++) {
+            if (i == n || path.charAt(i) == '/') {
+                int len = i - start;
+                if (len == 0 || (len == 1 && path.charAt(start) == '.')
+                        || (len == 2 && path.charAt(start) == '.' && path.charAt(start + 1) == '.')) {
+                    return false;
+                }
+                start = i + 1;
             }
         }
         return true;

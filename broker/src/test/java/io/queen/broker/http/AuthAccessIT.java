@@ -170,25 +170,8 @@ class AuthAccessIT {
     void theTableIsTheOneTheFilterUses() {
         for (Route r : ROUTES) {
             String path = r.path().contains("?") ? r.path().substring(0, r.path().indexOf('?')) : r.path();
-            AccessLevel expected = path.equals("/auth/login") || path.equals("/auth/logout") ? PUBLIC : r.level();
-            assertEquals(expected, RouteAccess.of(r.method(), path), r.toString());
+            assertEquals(r.level(), RouteAccess.of(r.method(), path), r.toString());
         }
-        // Routes this broker does not serve keep the reference's levels, so a token reaches as far on both.
-        assertEquals(READ_ONLY, RouteAccess.of("GET", "/api/v1/kv/ns/key"));
-        assertEquals(READ_WRITE, RouteAccess.of("PUT", "/api/v1/kv/ns/key"));
-        assertEquals(WRITE_ONLY, RouteAccess.of("POST", "/api/v1/timers"));
-        assertEquals(READ_WRITE, RouteAccess.of("DELETE", "/api/v1/timers/q/k"));
-        assertEquals(WRITE_ONLY, RouteAccess.of("POST", "/api/v1/ephemeral/push"));
-        assertEquals(READ_WRITE, RouteAccess.of("GET", "/api/v1/ephemeral/pop"));
-        assertEquals(READ_ONLY, RouteAccess.of("GET", "/api/v1/ephemeral/queues/q/depth"));
-        assertEquals(READ_ONLY, RouteAccess.of("POST", "/streams/v1/state/get"));
-        assertEquals(READ_WRITE, RouteAccess.of("POST", "/streams/v1/queries"));
-        assertEquals(READ_ONLY, RouteAccess.of("POST", "/api/v1/resources/kv/list"));
-        assertEquals(PUBLIC, RouteAccess.of("GET", "/assets/app.js"));
-        assertEquals(PUBLIC, RouteAccess.of("GET", "/favicon.ico"));
-        assertEquals(READ_WRITE, RouteAccess.of("GET", "/api/v1/fetch"), "the method is part of the decision");
-        assertEquals(WRITE_ONLY, RouteAccess.of("PUT", "/api/v1/push"), "push is write-only whatever the method");
-        assertEquals(READ_ONLY, RouteAccess.of("GET", "/api/v1/dlq"));
     }
 
     @Test
