@@ -27,6 +27,7 @@ import io.queen.broker.engine.SeekService;
 import io.queen.broker.engine.TenantPurge;
 import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.TransactionService;
+import io.queen.broker.engine.auth.Authenticator;
 import io.queen.broker.engine.dedup.DedupCache;
 import io.queen.broker.engine.kv.KvService;
 import io.queen.broker.engine.segment.PayloadCipher;
@@ -34,6 +35,8 @@ import io.queen.broker.engine.streams.StreamService;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.http.AckHttpService;
 import io.queen.broker.http.AnalyticsHttpService;
+import io.queen.broker.http.AuthFilter;
+import io.queen.broker.http.AuthHttpService;
 import io.queen.broker.http.ConsumerGroupAdminHttpService;
 import io.queen.broker.http.ConsumerGroupHttpService;
 import io.queen.broker.http.DeadLetterHttpService;
@@ -104,6 +107,7 @@ public final class Broker implements AutoCloseable {
         EmbeddedDatabase embedded = null;
         Database database = null;
         PgWakeChannel wakeChannel = null;
+        Authenticator authenticator = null;
         try {
             DatabaseSettings dbSettings = settings.database();
             if (dbSettings.embedded()) {
@@ -118,7 +122,9 @@ public final class Broker implements AutoCloseable {
             }
             WakeHub hub = new WakeHub();
             wakeChannel = new PgWakeChannel(dbSettings, hub, PgWakeChannel.newBrokerId());
-            Services services = Services.create(settings, maintenance, database, hub, wakeChannel);
+            // With JWT on, a JWKS endpoint's keys are fetched before the broker serves.
+            authenticator = settings.auth().enabled() ? Authenticator.start(settings.auth()) : null;
+            Services services = Services.create(settings, maintenance, database, hub, wakeChannel, authenticator);
             // Items a previous run left in the spool go in before new pushes are taken.
             services.background().spool().recoverAtBoot();
             WebServer server = WebServer.builder()
@@ -140,6 +146,9 @@ public final class Broker implements AutoCloseable {
                     .start();
             LOG.info("Queen broker " + Version.VALUE + " listening on " + settings.bindAddress() + ":" + server.port()
                     + " over PostgreSQL " + dbSettings.describe());
+            if (authenticator != null) {
+                LOG.info("JWT auth enabled: " + settings.auth());
+            }
             services.background().switches().start();
             services.background().spool().start();
             // Background jobs start once the broker serves (broker/DESIGN.md, Background cycles).
@@ -147,6 +156,9 @@ public final class Broker implements AutoCloseable {
                     hub::waiting, server.port());
             return new Broker(embedded, database, wakeChannel, server, services, jobs);
         } catch (RuntimeException e) {
+            if (authenticator != null) {
+                authenticator.close();
+            }
             if (wakeChannel != null) {
                 wakeChannel.close();
             }
@@ -165,9 +177,9 @@ public final class Broker implements AutoCloseable {
      * lifecycle use them by.
      */
     record Services(DataPlane data, Management management, Observability observability, Background background,
-                    KvService kv, StreamService streams) {
+                    KvService kv, StreamService streams, Authenticator auth) {
         static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
-                               PgWakeChannel channel) {
+                               PgWakeChannel channel, Authenticator auth) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
             QueueCatalog catalog = new QueueCatalog();
             channel.onQueueChanged(catalog::evict);
@@ -194,7 +206,7 @@ public final class Broker implements AutoCloseable {
                     new DatabaseHealth(database));
             return new Services(data, management, observability, new Background(hub, switches, spool),
                     new KvService(database, settings.kv(), switches::kvEnabled),
-                    new StreamService(database, push, channel::published));
+                    new StreamService(database, push, channel::published), auth);
         }
     }
 
@@ -230,7 +242,12 @@ public final class Broker implements AutoCloseable {
         Background b = s.background();
         ErrorMapping.register(routing);
         routing.addFilter(new RequestTextFilter());
+        if (s.auth() != null) {
+            // After the path is known to be text, before anything else (broker/DESIGN.md, Authentication).
+            routing.addFilter(new AuthFilter(s.auth()));
+        }
         routing.register(new HealthHttpService(o.health()));
+        routing.register(new AuthHttpService(settings.auth().enabled(), settings.jobs().serverId()));
         routing.register("/api/v1", new PushHttpService(data.intake(), o.metrics(), tenancy));
         routing.register("/api/v1", new PopHttpService(data.pop(), b.switches(), o.metrics(), popDefaults, tenancy));
         routing.register("/api/v1", new AckHttpService(data.ack(), o.metrics(), tenancy));
@@ -280,6 +297,9 @@ public final class Broker implements AutoCloseable {
         server.stop();
         services.background().spool().close();
         services.background().switches().close();
+        if (services.auth() != null) {
+            services.auth().close();
+        }
         wakeChannel.close();
         database.close();
         if (embedded != null) {

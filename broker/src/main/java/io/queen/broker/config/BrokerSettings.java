@@ -16,6 +16,7 @@ public record BrokerSettings(
         DatabaseSettings database,
         EngineSettings engine,
         boolean tenancyHeader,
+        AuthSettings auth,
         JobSettings jobs,
         KvSettings kv) {
 
@@ -60,17 +61,17 @@ public record BrokerSettings(
                     + " (the x-queen-tenant header must only come from a trusted proxy)");
         }
         return new BrokerSettings(port, bind, maxBody, applySchema, level, db, EngineSettings.from(env), tenancy,
-                JobSettings.from(env), KvSettings.from(env));
+                AuthSettings.from(env), JobSettings.from(env), KvSettings.from(env));
     }
 
     public BrokerSettings withDatabase(DatabaseSettings newDatabase) {
         return new BrokerSettings(port, bindAddress, maxBodyBytes, applySchema, logLevel, newDatabase, engine,
-                tenancyHeader, jobs, kv);
+                tenancyHeader, auth, jobs, kv);
     }
 
     public BrokerSettings withPort(int newPort) {
         return new BrokerSettings(newPort, bindAddress, maxBodyBytes, applySchema, logLevel, database, engine,
-                tenancyHeader, jobs, kv);
+                tenancyHeader, auth, jobs, kv);
     }
 
     private static Level logLevel(Env env) {

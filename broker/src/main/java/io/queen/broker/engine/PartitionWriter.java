@@ -237,7 +237,7 @@ final class PartitionWriter {
                 payload = s.item.payload();
             }
         }
-        return new Frame(s.id, s.item.traceId(), s.txn, null, payload, encrypted);
+        return new Frame(s.id, s.item.traceId(), s.txn, s.item.producerSub(), payload, encrypted);
     }
 
     /** The message id stored at an offset, or the zero UUID when retention has removed it. */

@@ -22,12 +22,20 @@ public final class PushService {
      * One item to push. Its message id is fixed when the item is made, before the first attempt: the
      * id (and the transactionId defaulted from it) is what a spooled replay pushes again, so an item
      * that committed before its connection broke is deduplicated on replay instead of stored twice.
+     * {@code producerSub} is the pushing caller's verified token subject (broker/DESIGN.md,
+     * Authentication), null without one; it travels with the item into the frame and the spool.
      */
     public record Item(String queue, String partition, byte[] payload, String transactionId, UUID traceId,
-                       UUID messageId) {
-        /** A new item with a freshly minted message id. */
+                       UUID messageId, String producerSub) {
+        /** A new item with a freshly minted message id and no producer subject. */
         public Item(String queue, String partition, byte[] payload, String transactionId, UUID traceId) {
-            this(queue, partition, payload, transactionId, traceId, UuidV7.next());
+            this(queue, partition, payload, transactionId, traceId, UuidV7.next(), null);
+        }
+
+        /** A new item with a freshly minted message id, pushed by {@code producerSub} (null for none). */
+        public Item(String queue, String partition, byte[] payload, String transactionId, UUID traceId,
+                    String producerSub) {
+            this(queue, partition, payload, transactionId, traceId, UuidV7.next(), producerSub);
         }
 
         /** The transactionId stored with the item: the client's, else the message id. */

@@ -88,7 +88,7 @@ public final class PushSpool implements AutoCloseable {
         List<SpoolFile.Entry> entries = new ArrayList<>(items.size());
         for (PushService.Item item : items) {
             entries.add(new SpoolFile.Entry(tenant, item.messageId(), item.queue(), item.partition(),
-                    item.effectiveTransactionId(), item.traceId(), item.payload()));
+                    item.effectiveTransactionId(), item.traceId(), item.producerSub(), item.payload()));
         }
         String status = writer.append(entries) ? BUFFERED : FAILED;
         List<PushService.Result> out = new ArrayList<>(items.size());
@@ -200,7 +200,7 @@ public final class PushSpool implements AutoCloseable {
         for (SpoolFile.Entry e : entries) {
             // The spooled message id too: a replayed item keeps the id its client was answered with.
             items.add(new PushService.Item(e.queue(), e.partition(), e.payload(), e.transactionId(), e.traceId(),
-                    e.messageId()));
+                    e.messageId(), e.producerSub()));
         }
         return items;
     }

@@ -20,10 +20,11 @@ final class BodyItems {
     /**
      * One push item from its fields as sent (null when absent), validated.
      *
-     * @param payload the item's payload exactly as sent, or null when the item has none
+     * @param payload     the item's payload exactly as sent, or null when the item has none
+     * @param producerSub the caller's verified token subject, null for none: never read from the body
      */
     static PushService.Item pushItem(JsonNode queueNode, JsonNode partitionNode, JsonNode t, byte[] payload,
-                                     int index) {
+                                     int index, String producerSub) {
         if (queueNode == null || !queueNode.isTextual() || queueNode.asText().isEmpty()) {
             throw new BadRequestException("bad body: items[" + index + "].queue is required (a non-empty string)");
         }
@@ -49,7 +50,7 @@ final class BodyItems {
             }
             txn = bodyName(Names.TRANSACTION_ID, t.asText(), "items[" + index + "].transactionId");
         }
-        return new PushService.Item(queue, partition, payload, txn, null);
+        return new PushService.Item(queue, partition, payload, txn, null, producerSub);
     }
 
     /** One element of an ack body's {@code acknowledgments} (or the single ack's body itself). */

@@ -23,7 +23,8 @@ final class PushBody {
     private PushBody() {
     }
 
-    static List<PushService.Item> parse(byte[] body) {
+    /** {@code producerSub}: stamped on every item; a {@code producerSub} field in an item is skipped like any other. */
+    static List<PushService.Item> parse(byte[] body, String producerSub) {
         if (body.length == 0) {
             throw bad("request body is empty; a JSON object is required");
         }
@@ -39,7 +40,7 @@ final class PushBody {
                     if (value != JsonToken.START_ARRAY) {
                         throw bad("items must be an array");
                     }
-                    items = items(p, body);
+                    items = items(p, body, producerSub);
                 } else {
                     p.skipChildren();
                 }
@@ -58,7 +59,7 @@ final class PushBody {
         }
     }
 
-    private static List<PushService.Item> items(JsonParser p, byte[] body) throws IOException {
+    private static List<PushService.Item> items(JsonParser p, byte[] body, String producerSub) throws IOException {
         List<PushService.Item> items = new ArrayList<>();
         JsonToken t;
         while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
@@ -83,7 +84,7 @@ final class PushBody {
                     default -> p.skipChildren();
                 }
             }
-            items.add(BodyItems.pushItem(queue, partition, transactionId, payload, index));
+            items.add(BodyItems.pushItem(queue, partition, transactionId, payload, index, producerSub));
         }
         return items;
     }

@@ -40,7 +40,8 @@ public final class PushHttpService implements HttpService {
 
     private void push(ServerRequest req, ServerResponse res) throws SQLException {
         UUID tenant = tenancy.of(req);
-        List<PushService.Item> parsed = PushBody.parse(Json.rawBody(req));
+        // The producer is who the verified token says, never what the body claims (broker/DESIGN.md, Authentication).
+        List<PushService.Item> parsed = PushBody.parse(Json.rawBody(req), AuthFilter.subject(req));
         // PostgreSQL, or the on-disk spool under push maintenance or during a database outage.
         PushIntake.Outcome outcome = intake.push(tenant, parsed);
         if (outcome.route() == PushIntake.Route.OUTAGE_SPOOL && !outcome.stored()) {

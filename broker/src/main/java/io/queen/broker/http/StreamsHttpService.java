@@ -420,7 +420,7 @@ public final class StreamsHttpService implements HttpService {
                     checked(Names.PARTITION, partition == null ? Tenants.DEFAULT_PARTITION : partition,
                             where + "partition"),
                     bytes, checked(Names.TRANSACTION_ID, text(item, "transactionId"), where + "transactionId"),
-                    null, id));
+                    null, id, null)); // No producer subject: a cycle's pushes are the query's, not a caller's.
         }
         return out;
     }

@@ -131,7 +131,11 @@ public final class TransactionHttpService implements HttpService {
         return ops;
     }
 
-    /** Transaction push items: payload or data (default {}), partition kept even when "", traceId only if a UUID. */
+    /**
+     * Transaction push items: payload or data (default {}), partition kept even when "", traceId only
+     * if a UUID. No producerSub: the reference stamps it on {@code /push} only (its transaction frames
+     * carry none), so a message written here shows {@code "producerSub": null}.
+     */
     private static PushService.Item pushItem(JsonNode item, int opIndex) {
         if (item == null || !item.isObject()) {
             throw new BadRequestException("operations[" + opIndex + "]: a push item must be an object");

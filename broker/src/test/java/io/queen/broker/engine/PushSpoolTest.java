@@ -113,7 +113,7 @@ class PushSpoolTest {
         List<Path> files = spoolFiles();
         assertEquals(3, files.size(), "rotated every 3 items");
         byte[] half = Arrays.copyOf(SpoolFile.encode(new SpoolFile.Entry(TENANT_B, UUID.randomUUID(), "q", "Default",
-                "never-acknowledged", null, new byte[100])), 50);
+                "never-acknowledged", null, null, new byte[100])), 50);
         Files.write(files.get(2), half, StandardOpenOption.APPEND);
 
         RecordingPush push = new RecordingPush();

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PushBodyTest {
 
     private static List<PushService.Item> parse(String json) {
-        return PushBody.parse(json.getBytes(StandardCharsets.UTF_8));
+        return PushBody.parse(json.getBytes(StandardCharsets.UTF_8), null);
     }
 
     private static String payload(PushService.Item item) {
@@ -59,6 +59,16 @@ class PushBodyTest {
         String name = "é".repeat(1024); // 2,048 bytes of UTF-8
         List<PushService.Item> items = parse("{\"items\":[{\"queue\":\"q\",\"partition\":\"" + name + "\",\"payload\":1}]}");
         assertEquals(name, items.get(0).partition());
+    }
+
+    @Test
+    void theProducerIsTheCallerNeverTheBody() {
+        byte[] body = ("{\"producerSub\":\"ceo\",\"items\":[{\"queue\":\"q\",\"producerSub\":\"ceo\","
+                + "\"producer_sub\":\"ceo\",\"payload\":{\"producerSub\":\"ceo\"}}]}").getBytes(StandardCharsets.UTF_8);
+        assertEquals("svc-a", PushBody.parse(body, "svc-a").get(0).producerSub());
+        assertEquals(null, PushBody.parse(body, null).get(0).producerSub());
+        assertEquals("{\"producerSub\":\"ceo\"}", new String(PushBody.parse(body, null).get(0).payload(),
+                StandardCharsets.UTF_8), "the payload is the client's, untouched");
     }
 
     @Test

@@ -438,7 +438,7 @@ class StreamRoutesIT {
                 "{\"name\":\"routes.cleanup\",\"source_queue\":\"t_src\",\"config_hash\":\"h\"}").json()
                 .get("query_id").asText();
         http.call(tenant, "POST", "/api/v1/push", "{\"items\":[{\"queue\":\"t_src\",\"partition\":\"p\",\"payload\":1}]}");
-        JsonNode m = MAPPER.readTree(http.call(tenant, "GET", "/api/v1/pop/queue/t_src?wait=false", null).body())
+        JsonNode m = MAPPER.readTree(http.call(tenant, "GET", "/api/v1/pop/queue/t_src?wait=false", (String) null).body())
                 .get("messages").get(0);
         Reply c = http.call(tenant, "POST", "/streams/v1/cycle", "{\"query_id\":\"" + theirs + "\",\"partition_id\":\""
                 + m.get("partitionId").asText() + "\",\"state_ops\":[{\"type\":\"upsert\",\"key\":\"k\",\"value\":1}],"

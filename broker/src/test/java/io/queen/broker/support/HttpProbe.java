@@ -72,6 +72,15 @@ public final class HttpProbe {
         return send(b);
     }
 
+    /** Any method, an optional JSON body, and the headers given (an Authorization, a tenant...). */
+    public Reply call(String method, String path, String json, java.util.Map<String, String> headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+                .method(method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json))
+                .header("Content-Type", "application/json");
+        headers.forEach(b::header);
+        return send(b);
+    }
+
     private Reply send(HttpRequest.Builder request) {
         try {
             HttpResponse<String> r = client.send(request.timeout(Duration.ofSeconds(60)).build(),

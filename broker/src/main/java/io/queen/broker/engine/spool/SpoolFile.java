@@ -20,7 +20,10 @@ import java.util.zip.CRC32C;
  * The format of one push-spool file: an 8-byte header, then records
  * {@code [int body length][int CRC-32C of body][body]}, big-endian. A body is one spooled push item:
  * its tenant, the message id answered to the client, queue, partition, transaction id, optional
- * trace id and the payload bytes exactly as the push path stores them.
+ * trace id, optional producer subject and the payload bytes exactly as the push path stores them.
+ * A body starts with its version: 1 has no producer subject, 2 adds it after the trace id. A
+ * record without a subject is still written as version 1, so a broker from before version 2
+ * replays what it can read.
  *
  * <p>Records are appended and fsynced before the push is answered, so after a crash only the last
  * record can be incomplete, and that record was never acknowledged: the reader stops there without
@@ -32,10 +35,11 @@ public final class SpoolFile {
     /** Far above the largest push body (QUEEN_MAX_BODY_BYTES is at most 2 GiB - 1); anything larger is garbage. */
     private static final int MAX_BODY = Integer.MAX_VALUE - 64;
     private static final byte BODY_VERSION = 1;
+    private static final byte BODY_VERSION_WITH_SUBJECT = 2;
 
     /** One spooled push item. */
     public record Entry(UUID tenant, UUID messageId, String queue, String partition, String transactionId, UUID traceId,
-                 byte[] payload) {
+                 String producerSub, byte[] payload) {
     }
 
     /** How reading a file ended. */
@@ -48,7 +52,7 @@ public final class SpoolFile {
     public static byte[] encode(Entry e) {
         ByteArrayOutputStream body = new ByteArrayOutputStream(96 + e.payload().length);
         try (DataOutputStream out = new DataOutputStream(body)) {
-            out.writeByte(BODY_VERSION);
+            out.writeByte(e.producerSub() == null ? BODY_VERSION : BODY_VERSION_WITH_SUBJECT);
             writeUuid(out, e.tenant());
             writeUuid(out, e.messageId());
             writeText(out, e.queue());
@@ -57,6 +61,9 @@ public final class SpoolFile {
             out.writeBoolean(e.traceId() != null);
             if (e.traceId() != null) {
                 writeUuid(out, e.traceId());
+            }
+            if (e.producerSub() != null) {
+                writeText(out, e.producerSub());
             }
             out.writeInt(e.payload().length);
             out.write(e.payload());
@@ -171,7 +178,8 @@ public final class SpoolFile {
 
     private static Entry decode(byte[] body) throws IOException {
         DataInputStream in = new DataInputStream(new ByteArrayInputStream(body));
-        if (in.readByte() != BODY_VERSION) {
+        byte version = in.readByte();
+        if (version != BODY_VERSION && version != BODY_VERSION_WITH_SUBJECT) {
             throw new IOException("unknown spool record version");
         }
         UUID tenant = readUuid(in);
@@ -180,6 +188,7 @@ public final class SpoolFile {
         String partition = readText(in);
         String txn = readText(in);
         UUID trace = in.readBoolean() ? readUuid(in) : null;
+        String producerSub = version == BODY_VERSION_WITH_SUBJECT ? readText(in) : null;
         int payloadLength = in.readInt();
         if (payloadLength < 0 || payloadLength > in.available()) {
             throw new EOFException("payload longer than its record");
@@ -188,7 +197,7 @@ public final class SpoolFile {
         if (in.available() != 0) {
             throw new IOException("trailing bytes in a spool record");
         }
-        return new Entry(tenant, messageId, queue, partition, txn, trace, payload);
+        return new Entry(tenant, messageId, queue, partition, txn, trace, producerSub, payload);
     }
 
     private static void writeUuid(DataOutputStream out, UUID id) throws IOException {

@@ -23,7 +23,7 @@ class SpoolFileTest {
 
     static SpoolFile.Entry entry(int n) {
         return new SpoolFile.Entry(UUID.randomUUID(), UUID.randomUUID(), "orders", "eu-" + n, "txn-" + n,
-                n % 2 == 0 ? null : UUID.randomUUID(), ("{\"n\":" + n + ",\"s\":\"é€\"}").getBytes(StandardCharsets.UTF_8));
+                n % 2 == 0 ? null : UUID.randomUUID(), n % 3 == 0 ? "producer-" + n : null, ("{\"n\":" + n + ",\"s\":\"é€\"}").getBytes(StandardCharsets.UTF_8));
     }
 
     private Path write(List<SpoolFile.Entry> entries, byte[] tail) throws IOException {
@@ -56,6 +56,7 @@ class SpoolFileTest {
         assertEquals(want.partition(), got.partition());
         assertEquals(want.transactionId(), got.transactionId());
         assertEquals(want.traceId(), got.traceId());
+        assertEquals(want.producerSub(), got.producerSub());
         assertArrayEquals(want.payload(), got.payload());
     }
 
