@@ -192,6 +192,7 @@ $$;
 
 -- One row as GET /timers/:queue/*key and the list show it; the list leaves the
 -- payload out (p_payload false), so a page's size does not depend on payloads.
+-- The payload is plain base64 on one line (encode() breaks lines every 76 characters).
 -- claimed is "in a broker's hands": a row backing off after a failure has a
 -- future claimed_until but no token and reads claimed false (it is cancellable).
 CREATE OR REPLACE FUNCTION queen.log_timers_row_json_v1(t queen.log_timers, p_payload boolean)
@@ -201,7 +202,7 @@ LANGUAGE sql STABLE AS $$
                'queue', t.queue, 'timerKey', t.timer_key, 'partition', t."partition",
                'deliverAt', queen.log_timers_instant_v1(t.deliver_at), 'txn', t.txn,
                'messageId', t.message_id::text)
-        || CASE WHEN p_payload THEN jsonb_build_object('payload', encode(t.payload, 'base64')) ELSE '{}'::jsonb END
+        || CASE WHEN p_payload THEN jsonb_build_object('payload', translate(encode(t.payload, 'base64'), E'\n', '')) ELSE '{}'::jsonb END
         || jsonb_build_object(
                'payloadZstd', t.payload_zstd, 'encrypted', t.encrypted, 'producerSub', t.producer_sub,
                'attempts', t.attempts, 'lastError', t.last_error,
