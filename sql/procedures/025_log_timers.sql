@@ -94,6 +94,9 @@ $$;
 -- running) is out of the caller's hands: schedule, reschedule and cancel all
 -- answer too_late for it. A cancel that finds no row answers absent, which may
 -- mean already delivered (there is no tombstone); the caller's txn is echoed.
+-- The reference broker's source settled what the spec leaves open: too_late
+-- applies to reschedule as well as cancel, the txn is echoed on absent, and a
+-- reschedule resets attempts and the claim.
 -- -----------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.log_timers_apply_v1(p_tenant uuid, p_ops jsonb, p_producer_sub text)
 RETURNS jsonb
@@ -416,7 +419,8 @@ $$;
 -- -----------------------------------------------------------------------------
 -- queen.log_timers_dlq_v1(tenant, queue, key, payload, min_attempts) -> archived
 -- An exhausted timer goes to its queue's DLQ under consumer group __timer__
--- (offset -1: it never had a position) and leaves log_timers, in one
+-- (offset -1: it never had a position; group and offset as the reference's
+-- source has them) and leaves log_timers, in one
 -- transaction. The row is taken first (timer space), then the queue and
 -- partition are provisioned (queue, partition spaces), then the leaf. Guarded
 -- by attempts >= p_min_attempts and no claim, so a reschedule that landed since
