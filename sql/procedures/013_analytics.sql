@@ -35,10 +35,13 @@
 -- consumer_watermarks, the queue's consumer_groups_metadata rows,
 -- queue_lag_metrics and queen.stats. hotlist_repairs and queue_parked_replica
 -- are keyed by (tenant, queue name) and are cleared by name so a queue
--- re-created under that name starts clean. Left behind on purpose:
--- message_traces (the reference broker keeps traces of deleted queues) and
--- log_timers (a scheduled message is a push still to come; its fire re-creates
--- the queue, as a push would).
+-- re-created under that name starts clean. The queue's pending timers
+-- (log_timers, by tenant and queue name) go too, and first: a timer left behind
+-- would fire into the deleted name and re-create the queue, and the timer rows
+-- are taken before the queue row, as the global lock order has it (a fire
+-- holding one of them finishes first; its rows are then gone and the fire's
+-- hold finds nothing to deliver). Left behind on purpose: message_traces (the
+-- reference broker keeps traces of deleted queues).
 -- -----------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.delete_queue_v1(
     p_queue_name text,
@@ -49,6 +52,8 @@ DECLARE
     v_queue_id uuid;
     v_partitions uuid[];
 BEGIN
+    -- plpgsql resolves queen.log_timers (025) when this runs, not when it is created.
+    DELETE FROM queen.log_timers t WHERE t.tenant_id = p_tenant AND t.queue = p_queue_name;
     SELECT q.id INTO v_queue_id FROM queen.queues q
      WHERE q.tenant_id = p_tenant AND q.name = p_queue_name
        FOR UPDATE;

@@ -25,11 +25,14 @@ import io.queen.broker.engine.QueueAdminService;
 import io.queen.broker.engine.QueueCatalog;
 import io.queen.broker.engine.SeekService;
 import io.queen.broker.engine.TenantPurge;
+import io.queen.broker.engine.TimerFire;
 import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.auth.Authenticator;
 import io.queen.broker.engine.dedup.DedupCache;
 import io.queen.broker.engine.kv.KvService;
+import io.queen.broker.engine.timers.TimerService;
+import io.queen.broker.engine.timers.TimerWake;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.streams.StreamService;
 import io.queen.broker.engine.wake.WakeHub;
@@ -56,10 +59,12 @@ import io.queen.broker.http.StatusHttpService;
 import io.queen.broker.http.StreamsHttpService;
 import io.queen.broker.http.SystemHttpService;
 import io.queen.broker.http.Tenancy;
+import io.queen.broker.http.TimerHttpService;
 import io.queen.broker.http.TracesHttpService;
 import io.queen.broker.http.TransactionHttpService;
 import io.queen.broker.http.TransportErrors;
 import io.queen.broker.jobs.BackgroundJobs;
+import io.queen.broker.jobs.TimerSweeper;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
 import io.queen.broker.store.PgWakeChannel;
@@ -82,15 +87,17 @@ public final class Broker implements AutoCloseable {
     private final WebServer server;
     private final Services services;
     private final BackgroundJobs jobs;
+    private final TimerSweeper sweeper;
 
     private Broker(EmbeddedDatabase embedded, Database database, PgWakeChannel wakeChannel, WebServer server,
-                   Services services, BackgroundJobs jobs) {
+                   Services services, BackgroundJobs jobs, TimerSweeper sweeper) {
         this.embedded = embedded;
         this.database = database;
         this.wakeChannel = wakeChannel;
         this.server = server;
         this.services = services;
         this.jobs = jobs;
+        this.sweeper = sweeper;
     }
 
     public static Broker start(BrokerSettings settings) {
@@ -154,7 +161,10 @@ public final class Broker implements AutoCloseable {
             // Background jobs start once the broker serves (broker/DESIGN.md, Background cycles).
             BackgroundJobs jobs = BackgroundJobs.start(settings.jobs(), database, services.observability().metrics(),
                     hub::waiting, server.port());
-            return new Broker(embedded, database, wakeChannel, server, services, jobs);
+            // The timer fire runs on every broker, leaderless (broker/DESIGN.md, Timers).
+            TimerSweeper sweeper = TimerSweeper.start(services.background().timerFire(),
+                    services.background().timerWake(), settings.timers());
+            return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper);
         } catch (RuntimeException e) {
             if (authenticator != null) {
                 authenticator.close();
@@ -177,7 +187,8 @@ public final class Broker implements AutoCloseable {
      * lifecycle use them by.
      */
     record Services(DataPlane data, Management management, Observability observability, Background background,
-                    KvService kv, StreamService streams, Authenticator auth) {
+                    KvService kv, StreamService streams, TimerService timers,
+                    Authenticator auth) {
         static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
                                PgWakeChannel channel, Authenticator auth) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
@@ -204,9 +215,15 @@ public final class Broker implements AutoCloseable {
                     new TenantPurge(database));
             Observability observability = new Observability(new BrokerMetrics(), new ObservabilityService(database),
                     new DatabaseHealth(database));
-            return new Services(data, management, observability, new Background(hub, switches, spool),
+            TimerWake timerWake = new TimerWake();
+            TimerFire timerFire = new TimerFire(database, push, channel::published, settings.timers(),
+                    switches::timersFireEnabled);
+            return new Services(data, management, observability,
+                    new Background(hub, switches, spool, timerFire, timerWake),
                     new KvService(database, settings.kv(), switches::kvEnabled),
-                    new StreamService(database, push, channel::published), auth);
+                    new StreamService(database, push, channel::published),
+                    new TimerService(database, settings.timers(), cipher, switches::timersScheduleEnabled, timerWake),
+                    auth);
         }
     }
 
@@ -227,9 +244,11 @@ public final class Broker implements AutoCloseable {
 
     /**
      * What lives beside the requests with a start or a stop of its own: the wake hub (released at
-     * shutdown), the maintenance switches (refresh loop) and the push spool (boot recovery, drain).
+     * shutdown), the maintenance switches (refresh loop), the push spool (boot recovery, drain), and
+     * the timer fire with the hint a local schedule rings it by (the sweeper's loop).
      */
-    record Background(WakeHub hub, MaintenanceSwitches switches, PushSpool spool) {
+    record Background(WakeHub hub, MaintenanceSwitches switches, PushSpool spool, TimerFire timerFire,
+                      TimerWake timerWake) {
     }
 
     static void routing(HttpRouting.Builder routing, Services s, BrokerSettings settings) {
@@ -264,6 +283,7 @@ public final class Broker implements AutoCloseable {
         routing.register("/api/v1", new TracesHttpService(m.traces(), tenancy));
         routing.register("/api/v1", new KvHttpService(s.kv(), tenancy));
         routing.register("/streams/v1", new StreamsHttpService(s.streams(), tenancy));
+        routing.register("/api/v1", new TimerHttpService(s.timers(), tenancy));
         MetricsHttpService.install(routing, o.metrics(), o.health(), o.reports(), b.switches(), b.spool());
         routing.register("/api/v1", new StatusHttpService(o.reports(), b.spool(), o.health(), tenancy));
         routing.register("/api/v1/analytics", new AnalyticsHttpService(o.reports(), tenancy));
@@ -293,6 +313,9 @@ public final class Broker implements AutoCloseable {
     public void close() {
         int released = services.background().hub().close();
         LOG.info("shutting down: " + released + " parked long-poll(s) released, draining in-flight requests");
+        if (sweeper != null) {
+            sweeper.close();
+        }
         jobs.close();
         server.stop();
         services.background().spool().close();

@@ -108,12 +108,12 @@ public final class MaintenanceSwitches implements AutoCloseable {
         return get(Flag.KV);
     }
 
-    /** Whether new timers are accepted (kept for the timers capability, which this broker does not have yet). */
+    /** Whether new timers are accepted: off, a POST /timers that schedules answers 503 timers_disabled (cancels pass). */
     public boolean timersScheduleEnabled() {
         return get(Flag.TIMERS_SCHEDULE);
     }
 
-    /** Whether due timers are delivered (kept for the timers capability, which this broker does not have yet). */
+    /** Whether due timers are delivered: off, every broker's sweeper leaves them pending. */
     public boolean timersFireEnabled() {
         return get(Flag.TIMERS_FIRE);
     }

@@ -26,7 +26,8 @@ import java.util.UUID;
  * with {@code log_push_one_v1}, the only offset allocator, and records each slot's outcome. Push
  * fusion, the transaction route and the streams cycle all write through it. The dedup probe
  * rejects a whole segment; the rejected items are reported as duplicates of the originals and the
- * rest re-packed and written again, so each item's outcome is exact.
+ * rest re-packed and written again, so each item's outcome is exact. The timer fire writes through it
+ * too, with payloads sealed at schedule time ({@link PushPlan.Slot#sealedEncrypted}).
  */
 final class PartitionWriter {
     /** The message id answered for a duplicate whose original retention has already removed. */
@@ -226,6 +227,9 @@ final class PartitionWriter {
     }
 
     private Frame frame(Slot s, boolean encrypt) {
+        if (s.sealedEncrypted != null) {
+            return new Frame(s.id, s.item.traceId(), s.txn, s.item.producerSub(), s.item.payload(), s.sealedEncrypted);
+        }
         byte[] payload = s.item.payload();
         boolean encrypted = false;
         if (encrypt && cipher.isEnabled()) {

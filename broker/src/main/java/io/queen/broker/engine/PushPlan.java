@@ -26,6 +26,11 @@ final class PushPlan {
         final String txn;
         UUID resultId;
         String status;
+        /**
+         * Null: the queue's option decides whether the payload is encrypted on the way in. Set: the payload
+         * is final as it is (a fired timer was sealed at schedule time) and this is its frame flag.
+         */
+        Boolean sealedEncrypted;
 
         Slot(PushService.Item item, UUID id, String txn) {
             this.item = item;
