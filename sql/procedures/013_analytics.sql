@@ -381,9 +381,10 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- -----------------------------------------------------------------------------
--- queen.system_overview_v1(tenant) -> jsonb
--- GET /api/v1/resources/overview. The default tenant gets the cell-wide body
--- (as the reference broker answers it): counts over every queue, message totals
+-- queen.system_overview_v1(tenant, cell_wide) -> jsonb
+-- GET /api/v1/resources/overview. With p_cell_wide (the broker trusts no tenant
+-- header, so the default tenant is the whole cell) the default tenant gets the
+-- cell-wide body, as the reference broker answers it: counts over every queue, message totals
 -- preferring the all-time worker_metrics_summary counters, throughput and lag
 -- from the last five minutes of worker_metrics. Any other tenant gets a body
 -- derived only from its own queues: its queen.stats rows and its
@@ -391,11 +392,14 @@ $$;
 -- Partitions: the system stats row once a refresh wrote it (cell-wide), else a
 -- live count. statsAge is -1 until the stats refresh has run once.
 -- -----------------------------------------------------------------------------
-CREATE OR REPLACE FUNCTION queen.system_overview_v1(p_tenant uuid)
+-- With tenants (the header trusted) the default tenant is one tenant among
+-- others and gets its own body like any of them: the reference's cell-wide
+-- answer there would count other tenants' queues, namespaces and tasks.
+CREATE OR REPLACE FUNCTION queen.system_overview_v1(p_tenant uuid, p_cell_wide boolean)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    v_cell boolean := p_tenant = '00000000-0000-0000-0000-000000000001'::uuid;
+    v_cell boolean := p_cell_wide AND p_tenant = '00000000-0000-0000-0000-000000000001'::uuid;
     v_queues bigint;
     v_namespaces bigint;
     v_tasks bigint;
@@ -509,6 +513,14 @@ BEGIN
         'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
         'statsAge', v_stats_age);
 END;
+$$;
+
+-- The one-argument form, for brokers of the release before (a roll runs old and
+-- new brokers over one schema): cell-wide for the default tenant, as it was.
+CREATE OR REPLACE FUNCTION queen.system_overview_v1(p_tenant uuid)
+RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT queen.system_overview_v1(p_tenant, true)
 $$;
 
 -- =============================================================================

@@ -159,11 +159,14 @@ public final class QueueAdminService {
         }
     }
 
-    /** Cell-wide for the default tenant, the tenant's own queues otherwise. */
-    public JsonNode overview(UUID tenant) throws SQLException {
+    /**
+     * The tenant's own queues; cell-wide for the default tenant only when {@code cellWide} (no tenants
+     * but the default one, so nothing of another tenant can be counted).
+     */
+    public JsonNode overview(UUID tenant, boolean cellWide) throws SQLException {
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            return parse(QueueAdminStore.overview(c, tenant));
+            return parse(QueueAdminStore.overview(c, tenant, cellWide));
         }
     }
 

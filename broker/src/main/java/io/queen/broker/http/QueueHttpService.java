@@ -16,8 +16,8 @@ import java.util.UUID;
 
 /**
  * Queues under {@code /api/v1} (broker/DESIGN.md, Management plane): configure, the resources listings, delete and
- * partition discovery. Every call is scoped to the request's tenant; the overview of the default
- * tenant is cell-wide, as the reference broker answers it.
+ * partition discovery. Every call is scoped to the request's tenant, the overview too (the reference
+ * answers the default tenant's cell-wide; with tenants that counts theirs, so ours does only without them).
  */
 public final class QueueHttpService implements HttpService {
     /** Entries per discovery call: rejected above, never truncated, so no queue is silently skipped. */
@@ -127,7 +127,8 @@ public final class QueueHttpService implements HttpService {
     }
 
     private void overview(ServerRequest req, ServerResponse res) throws SQLException {
-        Json.send(res, Status.OK_200, queues.overview(tenancy.of(req)));
+        // Aggregates are scoped like the listings: cell-wide only where there are no other tenants.
+        Json.send(res, Status.OK_200, queues.overview(tenancy.of(req), !tenancy.headerEnabled()));
     }
 
     private void namespaces(ServerRequest req, ServerResponse res) throws SQLException {

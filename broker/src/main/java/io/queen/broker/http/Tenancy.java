@@ -22,6 +22,11 @@ public final class Tenancy {
         this.headerEnabled = headerEnabled;
     }
 
+    /** Whether requests may name a tenant; without it every request is the default tenant's, the whole cell. */
+    public boolean headerEnabled() {
+        return headerEnabled;
+    }
+
     public UUID of(ServerRequest req) {
         if (!headerEnabled || !req.headers().contains(HEADER)) {
             return Tenants.DEFAULT;

@@ -82,9 +82,10 @@ public final class QueueAdminStore {
         }
     }
 
-    public static String overview(Connection c, UUID tenant) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT queen.system_overview_v1(?)::text")) {
-            ps.setObject(1, tenant);  // p_tenant (the default tenant reads cell-wide)
+    public static String overview(Connection c, UUID tenant, boolean cellWide) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.system_overview_v1(?, ?)::text")) {
+            ps.setObject(1, tenant);      // p_tenant
+            ps.setBoolean(2, cellWide);   // p_cell_wide: the default tenant reads the whole cell
             return single(ps);
         }
     }

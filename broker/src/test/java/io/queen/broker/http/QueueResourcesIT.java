@@ -387,7 +387,7 @@ class QueueResourcesIT {
     }
 
     @Test
-    void theOverviewIsTheTenantsOwnOrCellWideForTheDefaultTenant() throws Exception {
+    void theOverviewIsTheTenantsOwnForTheDefaultTenantToo() throws Exception {
         push(A, "over.view", "p", 1);
         JsonNode mine = ok(call(A, "GET", "/api/v1/resources/overview", null));
         assertEquals(set("queues", "partitions", "namespaces", "tasks", "messages", "lag", "throughput", "timestamp",
@@ -399,9 +399,15 @@ class QueueResourcesIT {
         assertTrue(mine.get("timestamp").asText().matches(TS));
         assertEquals(count("SELECT count(*) FROM queen.queues WHERE tenant_id = '" + A + "'"), mine.get("queues").asLong());
 
-        JsonNode cell = ok(call(null, "GET", "/api/v1/resources/overview", null));
-        assertEquals(count("SELECT count(*) FROM queen.queues"), cell.get("queues").asLong(),
-                "the default tenant's overview counts every tenant's queues");
+        push(null, "over.view.default", "p", 1);
+        JsonNode defaults = ok(call(null, "GET", "/api/v1/resources/overview", null));
+        assertEquals(count("SELECT count(*) FROM queen.queues WHERE tenant_id = '00000000-0000-0000-0000-000000000001'"),
+                defaults.get("queues").asLong(), "with tenants, the default tenant's overview counts its own queues only");
+        assertTrue(count("SELECT count(*) FROM queen.queues") > defaults.get("queues").asLong(),
+                "other tenants' queues exist and are not counted");
+        assertEquals(count("SELECT count(DISTINCT NULLIF(namespace, '')) FROM queen.queues"
+                        + " WHERE tenant_id = '00000000-0000-0000-0000-000000000001'"),
+                defaults.get("namespaces").asLong(), "nor their namespaces");
         JsonNode other = ok(call("cccccccc-3333-4000-8000-00000000000c", "GET", "/api/v1/resources/overview", null));
         assertEquals(0, other.get("queues").asInt());
         assertEquals(0, other.get("partitions").asInt());
