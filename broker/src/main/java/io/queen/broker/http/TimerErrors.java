@@ -1,6 +1,5 @@
 package io.queen.broker.http;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
@@ -9,14 +8,11 @@ import io.helidon.webserver.http.ServerResponse;
 import io.queen.broker.engine.kv.KvFailure;
 import io.queen.broker.engine.timers.TimerException;
 
-import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Error answers of the timer routes (broker/DESIGN.md, Timers), in the reference broker's timer
- * envelope {@code {"error": <code>, "reason"?, "detail"?}} with {@code code} repeating {@code error},
- * as the KV routes answer ({@link KvErrors}). Failures that are not the client's carry an
- * {@code errorId}, which the one log line with the detail carries too, and never the database's text.
+ * Error answers of the timer routes (broker/DESIGN.md, Timers), in the envelope of
+ * {@link SurfaceErrors}: refusals by their kind, failures that are not the client's by this table.
  */
 final class TimerErrors {
     private static final Logger LOG = Logger.getLogger(TimerErrors.class.getName());
@@ -40,67 +36,29 @@ final class TimerErrors {
                         + " for cancels, which is never blocked");
             }
         }
-        send(res, status, e.error(), e.reason(), e.detail(), null);
+        SurfaceErrors.send(res, status, e.error(), e.reason(), e.detail(), null);
     }
+
+    private static final String RETRY = "the database could not serve the call; retry";
+    static final SurfaceErrors.Answer UNAVAILABLE = new SurfaceErrors.Answer(Status.SERVICE_UNAVAILABLE_503,
+            "timers_unavailable", "database_unavailable", RETRY, true);
+    static final SurfaceErrors.Answer BUSY = new SurfaceErrors.Answer(Status.SERVICE_UNAVAILABLE_503,
+            "timers_unavailable", "database_busy", RETRY, true);
+    static final SurfaceErrors.Answer INVALID_VALUE = new SurfaceErrors.Answer(Status.BAD_REQUEST_400,
+            "timers_bad_request", "invalid_value", null, false);
+    static final SurfaceErrors.Answer MISCONFIGURED = new SurfaceErrors.Answer(Status.INTERNAL_SERVER_ERROR_500,
+            "timers_misconfigured", "timers_misconfigured", null, false);
+    static final SurfaceErrors.Answer INTERNAL = new SurfaceErrors.Answer(Status.INTERNAL_SERVER_ERROR_500,
+            "timers_error", "internal_error", null, false);
 
     static void failure(ServerRequest req, ServerResponse res, Throwable e) {
-        String errorId = ErrorMapping.newErrorId();
-        String where = req.prologue().method().text() + " " + LogText.of(req.path().path());
-        Status status;
-        String code;
-        String reason;
-        boolean retry = false;
-        switch (KvFailure.of(e)) {
-            case UNAVAILABLE -> {
-                status = Status.SERVICE_UNAVAILABLE_503;
-                code = "timers_unavailable";
-                reason = "database_unavailable";
-                retry = true;
-            }
-            case BUSY -> {
-                status = Status.SERVICE_UNAVAILABLE_503;
-                code = "timers_unavailable";
-                reason = "database_busy";
-                retry = true;
-            }
-            case INVALID_VALUE -> {
-                status = Status.BAD_REQUEST_400;
-                code = "timers_bad_request";
-                reason = "invalid_value";
-            }
-            case MISCONFIGURED -> {
-                status = Status.INTERNAL_SERVER_ERROR_500;
-                code = "timers_misconfigured";
-                reason = "timers_misconfigured";
-            }
-            default -> {
-                status = Status.INTERNAL_SERVER_ERROR_500;
-                code = "timers_error";
-                reason = "internal_error";
-            }
-        }
-        if (status.code() >= 500 && !retry) {
-            LOG.log(Level.SEVERE, "errorId=" + errorId + " " + where + ": " + code, e);
-        } else {
-            LOG.warning("errorId=" + errorId + " " + where + ": " + code + ": " + e);
-        }
-        if (retry) {
-            res.header(HeaderNames.RETRY_AFTER, Failures.RETRY_AFTER_SECONDS);
-        }
-        send(res, status, code, reason, retry ? "the database could not serve the call; retry" : null, errorId);
-    }
-
-    static void send(ServerResponse res, Status status, String error, String reason, String detail, String errorId) {
-        ObjectNode body = Json.object().put("error", error).put("code", error);
-        if (reason != null) {
-            body.put("reason", reason);
-        }
-        if (detail != null) {
-            body.put("detail", detail);
-        }
-        if (errorId != null) {
-            body.put("errorId", errorId);
-        }
-        Json.send(res, status, body);
+        SurfaceErrors.Answer answer = switch (KvFailure.of(e)) {
+            case UNAVAILABLE -> UNAVAILABLE;
+            case BUSY -> BUSY;
+            case INVALID_VALUE -> INVALID_VALUE;
+            case MISCONFIGURED -> MISCONFIGURED;
+            case INTERNAL -> INTERNAL;
+        };
+        SurfaceErrors.failure(req, res, e, answer, LOG);
     }
 }
