@@ -118,11 +118,11 @@ class BrokerRolloutE2E {
         int maxUnready;
         try (RollWatcher watcher = new RollWatcher(cluster)) {
             // A restart request goes through the operator's gate like an upgrade (no schema change).
-            cluster.client.apps().statefulSets().inNamespace(cluster.settings.namespace())
-                    .withName(cluster.settings.brokerStatefulSet()).edit(sts -> {
+            QueenCluster.retryingConflicts(() -> cluster.client.apps().statefulSets()
+                    .inNamespace(cluster.settings.namespace()).withName(cluster.settings.brokerStatefulSet()).edit(sts -> {
                         sts.getMetadata().getAnnotations().put(QueenCluster.RESTART_ANNOTATION, Instant.now().toString());
                         return sts;
-                    });
+                    }));
             await().atMost(ROLL).until(() -> !watcher.deletions().isEmpty());
             // Kill every operator replica at once, with no grace: no chance to finish the step in hand.
             cluster.client.pods().inNamespace(cluster.settings.namespace())

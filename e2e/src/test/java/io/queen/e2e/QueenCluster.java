@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 
@@ -86,6 +87,24 @@ final class QueenCluster implements AutoCloseable {
     @SuppressWarnings("unchecked")
     static Map<String, Object> spec(GenericKubernetesResource resource) {
         return (Map<String, Object>) resource.getAdditionalProperties().get("spec");
+    }
+
+    /**
+     * Runs an edit of an object the operator also writes (status, rollout annotations) until no write
+     * races it: Fabric8's {@code edit} sends the resourceVersion it read, so a race is answered 409,
+     * and a user's kubectl would read again and retry too.
+     */
+    static void retryingConflicts(Runnable edit) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                edit.run();
+                return;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt == 10) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /** Ready=True for the resource's current generation. */

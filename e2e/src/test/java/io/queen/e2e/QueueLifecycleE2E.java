@@ -45,10 +45,10 @@ class QueueLifecycleE2E {
         assertEquals(5, created.path("options").path("retryLimit").asInt());
 
         // Edit: a new generation, applied and reported.
-        cluster.queue(name).edit(q -> {
+        QueenCluster.retryingConflicts(() -> cluster.queue(name).edit(q -> {
             QueenCluster.spec(q).put("options", new HashMap<>(Map.of("leaseTime", 240, "retryLimit", 5)));
             return q;
-        });
+        }));
         await().atMost(RECONCILED).untilAsserted(() -> {
             GenericKubernetesResource q = cluster.queue(name).get();
             assertEquals(2L, q.getMetadata().getGeneration());

@@ -14,6 +14,7 @@ import io.queen.operator.crd.TenantSpec;
 import io.queen.operator.reconcile.Conditions;
 import io.queen.operator.reconcile.TenantIds;
 import io.queen.operator.support.BrokerApi;
+import io.queen.operator.support.Conflicts;
 import io.queen.operator.support.Declared;
 import io.queen.operator.support.RealBroker;
 import org.junit.jupiter.api.AfterAll;
@@ -83,11 +84,11 @@ class QueueLifecycleOnClusterIT {
         assertTrue(get("orders").getMetadata().getFinalizers().contains("queues.queen.io/finalizer"),
                 "a Delete policy needs the finalizer: " + get("orders").getMetadata().getFinalizers());
 
-        admin.resources(Queue.class).inNamespace(NS).withName("orders").edit(q -> {
+        Conflicts.retrying(() -> admin.resources(Queue.class).inNamespace(NS).withName("orders").edit(q -> {
             q.getSpec().setNamespace(null);
             q.getSpec().setOptions(new QueueOptions().withLeaseTime(30));
             return q;
-        });
+        }));
         awaitReady("orders", 2);
         JsonNode edited = api.queue(null, "orders").orElseThrow();
         assertEquals(30, edited.path("options").path("leaseTime").asInt());
@@ -185,10 +186,10 @@ class QueueLifecycleOnClusterIT {
         assertEquals(1L, refused.getStatus().getObservedGeneration(), "kstatus waiters need observedGeneration when stalled");
         assertTrue(Conditions.isTrue(refused.getStatus().getConditions(), Conditions.STALLED));
         assertEquals("False", Conditions.find(refused.getStatus().getConditions(), Conditions.RECONCILING).orElseThrow().getStatus());
-        admin.resources(Tenant.class).inNamespace(NS).withName("held").edit(t -> {
+        Conflicts.retrying(() -> admin.resources(Tenant.class).inNamespace(NS).withName("held").edit(t -> {
             t.getMetadata().setFinalizers(List.of());
             return t;
-        });
+        }));
 
         await().atMost(WAIT).until(() -> ready("waiting").map(c -> "TenantNotFound".equals(c.getReason())).orElse(false));
         Queue queue = get("waiting");

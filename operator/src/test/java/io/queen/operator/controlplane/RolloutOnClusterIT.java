@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.queen.operator.rollout.RolloutAnnotations;
+import io.queen.operator.support.Conflicts;
 import io.queen.operator.support.Steady;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
@@ -247,10 +248,10 @@ class RolloutOnClusterIT {
     }
 
     private static void setImage(String image) {
-        admin.apps().statefulSets().inNamespace(NS).withName(sts).edit(s -> {
+        Conflicts.retrying(() -> admin.apps().statefulSets().inNamespace(NS).withName(sts).edit(s -> {
             s.getSpec().getTemplate().getSpec().getContainers().getFirst().setImage(image);
             return s;
-        });
+        }));
     }
 
     private static StatefulSet statefulSet() {
