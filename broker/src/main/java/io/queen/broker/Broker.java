@@ -4,13 +4,15 @@ import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
 import io.queen.broker.config.BrokerSettings;
+import io.queen.broker.config.ConfigException;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.config.Env;
 import io.queen.broker.config.MaintenanceSettings;
+import io.queen.broker.config.TlsSettings;
 import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.BrokerMetrics;
-import io.queen.broker.engine.DatabaseHealth;
 import io.queen.broker.engine.ConsumerGroupAdminService;
+import io.queen.broker.engine.DatabaseHealth;
 import io.queen.broker.engine.DeadLetterService;
 import io.queen.broker.engine.FetchService;
 import io.queen.broker.engine.MaintenanceSwitches;
@@ -31,10 +33,10 @@ import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.auth.Authenticator;
 import io.queen.broker.engine.dedup.DedupCache;
 import io.queen.broker.engine.kv.KvService;
-import io.queen.broker.engine.timers.TimerService;
-import io.queen.broker.engine.timers.TimerWake;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.streams.StreamService;
+import io.queen.broker.engine.timers.TimerService;
+import io.queen.broker.engine.timers.TimerWake;
 import io.queen.broker.engine.wake.WakeHub;
 import io.queen.broker.http.AckHttpService;
 import io.queen.broker.http.AnalyticsHttpService;
@@ -63,6 +65,9 @@ import io.queen.broker.http.TimerHttpService;
 import io.queen.broker.http.TracesHttpService;
 import io.queen.broker.http.TransactionHttpService;
 import io.queen.broker.http.TransportErrors;
+import io.queen.broker.http.tls.InvalidTlsMaterialException;
+import io.queen.broker.http.tls.ListenerTls;
+import io.queen.broker.http.tls.TlsReloader;
 import io.queen.broker.jobs.BackgroundJobs;
 import io.queen.broker.jobs.TimerSweeper;
 import io.queen.broker.store.Database;
@@ -88,9 +93,10 @@ public final class Broker implements AutoCloseable {
     private final Services services;
     private final BackgroundJobs jobs;
     private final TimerSweeper sweeper;
+    private final TlsReloader tlsReloader;
 
     private Broker(EmbeddedDatabase embedded, Database database, PgWakeChannel wakeChannel, WebServer server,
-                   Services services, BackgroundJobs jobs, TimerSweeper sweeper) {
+                   Services services, BackgroundJobs jobs, TimerSweeper sweeper, TlsReloader tlsReloader) {
         this.embedded = embedded;
         this.database = database;
         this.wakeChannel = wakeChannel;
@@ -98,6 +104,7 @@ public final class Broker implements AutoCloseable {
         this.services = services;
         this.jobs = jobs;
         this.sweeper = sweeper;
+        this.tlsReloader = tlsReloader;
     }
 
     public static Broker start(BrokerSettings settings) {
@@ -134,6 +141,7 @@ public final class Broker implements AutoCloseable {
             Services services = Services.create(settings, maintenance, database, hub, wakeChannel, authenticator);
             // Items a previous run left in the spool go in before new pushes are taken.
             services.background().spool().recoverAtBoot();
+            ListenerTls listenerTls = settings.tls().enabled() ? bootTls(settings.tls()) : null;
             WebServer server = WebServer.builder()
                     .host(settings.bindAddress())
                     .port(settings.port())
@@ -149,12 +157,22 @@ public final class Broker implements AutoCloseable {
                     .shutdownHook(false)
                     .shutdownGracePeriod(Duration.ofSeconds(20))
                     .routing(r -> routing(r, services, settings))
+                    .update(b -> {
+                        if (listenerTls != null) {
+                            b.tls(listenerTls.tls());
+                        }
+                    })
                     .build()
                     .start();
             LOG.info("Queen broker " + Version.VALUE + " listening on " + settings.bindAddress() + ":" + server.port()
                     + " over PostgreSQL " + dbSettings.describe());
             if (authenticator != null) {
                 LOG.info("JWT auth enabled: " + settings.auth());
+            }
+            TlsReloader tlsReloader = null;
+            if (listenerTls != null) {
+                LOG.info("HTTPS only on port " + server.port() + ": " + settings.tls() + ", serving the " + listenerTls.describe());
+                tlsReloader = TlsReloader.start(settings.tls(), server, listenerTls);
             }
             services.background().switches().start();
             services.background().spool().start();
@@ -164,7 +182,7 @@ public final class Broker implements AutoCloseable {
             // The timer fire runs on every broker, leaderless (broker/DESIGN.md, Timers).
             TimerSweeper sweeper = TimerSweeper.start(services.background().timerFire(),
                     services.background().timerWake(), settings.timers());
-            return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper);
+            return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper, tlsReloader);
         } catch (RuntimeException e) {
             if (authenticator != null) {
                 authenticator.close();
@@ -179,6 +197,15 @@ public final class Broker implements AutoCloseable {
                 embedded.close();
             }
             throw e;
+        }
+    }
+
+    /** The certificate files at boot: unreadable or mismatched files stop the boot, naming the file. */
+    private static ListenerTls bootTls(TlsSettings tls) {
+        try {
+            return ListenerTls.read(tls);
+        } catch (InvalidTlsMaterialException e) {
+            throw new ConfigException(e.getMessage());
         }
     }
 
@@ -317,6 +344,9 @@ public final class Broker implements AutoCloseable {
             sweeper.close();
         }
         jobs.close();
+        if (tlsReloader != null) {
+            tlsReloader.close();
+        }
         server.stop();
         services.background().spool().close();
         services.background().switches().close();

@@ -19,7 +19,8 @@ public record BrokerSettings(
         AuthSettings auth,
         JobSettings jobs,
         KvSettings kv,
-        TimerSettings timers) {
+        TimerSettings timers,
+        TlsSettings tls) {
 
     /** Default development data folder, relative to the working directory. */
     public static final String DEFAULT_DEV_DATA_DIR = ".queen-dev/pgdata";
@@ -62,17 +63,18 @@ public record BrokerSettings(
                     + " (the x-queen-tenant header must only come from a trusted proxy)");
         }
         return new BrokerSettings(port, bind, maxBody, applySchema, level, db, EngineSettings.from(env), tenancy,
-                AuthSettings.from(env), JobSettings.from(env), KvSettings.from(env), TimerSettings.from(env));
+                AuthSettings.from(env), JobSettings.from(env), KvSettings.from(env), TimerSettings.from(env),
+                TlsSettings.from(env));
     }
 
     public BrokerSettings withDatabase(DatabaseSettings newDatabase) {
         return new BrokerSettings(port, bindAddress, maxBodyBytes, applySchema, logLevel, newDatabase, engine,
-                tenancyHeader, auth, jobs, kv, timers);
+                tenancyHeader, auth, jobs, kv, timers, tls);
     }
 
     public BrokerSettings withPort(int newPort) {
         return new BrokerSettings(newPort, bindAddress, maxBodyBytes, applySchema, logLevel, database, engine,
-                tenancyHeader, auth, jobs, kv, timers);
+                tenancyHeader, auth, jobs, kv, timers, tls);
     }
 
     private static Level logLevel(Env env) {
