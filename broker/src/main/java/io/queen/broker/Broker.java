@@ -201,8 +201,12 @@ public final class Broker implements AutoCloseable {
             PopService pop = new PopService(database, catalog, cipher, hub, new PopAutopilot(
                     settings.engine().popAutopilot(), settings.engine().popAutopilotBatch()));
             PushSpool spool = new PushSpool(maintenance, push::push, switches::pushPaused);
+            TimerWake timerWake = new TimerWake();
+            KvService kv = new KvService(database, settings.kv(), switches::kvEnabled);
+            TimerService timers = new TimerService(database, settings.timers(), cipher, switches::timersScheduleEnabled,
+                    timerWake);
             DataPlane data = new DataPlane(new PushIntake(push, spool, switches::pushPaused), pop, ack,
-                    new TransactionService(database, push, ack, channel::published),
+                    new TransactionService(database, push, ack, channel::published, kv, timers),
                     new FetchService(database, cipher, hub));
             Management management = new Management(
                     new QueueAdminService(database, catalog, channel::queueChanged,
@@ -215,14 +219,13 @@ public final class Broker implements AutoCloseable {
                     new TenantPurge(database));
             Observability observability = new Observability(new BrokerMetrics(), new ObservabilityService(database),
                     new DatabaseHealth(database));
-            TimerWake timerWake = new TimerWake();
             TimerFire timerFire = new TimerFire(database, push, channel::published, settings.timers(),
                     switches::timersFireEnabled);
             return new Services(data, management, observability,
                     new Background(hub, switches, spool, timerFire, timerWake),
-                    new KvService(database, settings.kv(), switches::kvEnabled),
+                    kv,
                     new StreamService(database, push, channel::published),
-                    new TimerService(database, settings.timers(), cipher, switches::timersScheduleEnabled, timerWake),
+                    timers,
                     auth);
         }
     }

@@ -22,6 +22,19 @@ public record KvSettings(int maxValueBytes, int maxKeyBytes, int maxOpsPerCall, 
     /** The SQL's own ceiling on a key, in bytes (024_kv.sql, kv_check_names_v1). */
     public static final int KEY_BYTES_CEILING = 512;
 
+    /** The reference's fixed budgets of a KV rider on POST /transaction, whatever the settings say. */
+    public static final int IN_WIRE_MAX_OPS = 64;
+    public static final int IN_WIRE_MAX_KEYS = 256;
+
+    /**
+     * These limits for a KV rider: at most 64 operations naming at most 256 keys, the transaction
+     * holding the outermost lock space for as long as its reads take.
+     */
+    public KvSettings inWire() {
+        return new KvSettings(maxValueBytes, maxKeyBytes, Math.min(IN_WIRE_MAX_OPS, maxOpsPerCall),
+                Math.min(IN_WIRE_MAX_KEYS, maxKeysPerCall), maxReadBytes, prefixLimit);
+    }
+
     public static KvSettings defaults() {
         return from(new Env(java.util.Map.of()));
     }

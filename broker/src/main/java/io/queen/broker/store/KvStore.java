@@ -31,10 +31,15 @@ public final class KvStore {
     private KvStore() {
     }
 
-    /** The answer array of {@code kv_apply_v1} as JSON text, index-aligned with {@code opsJson}. */
-    public static String apply(Connection c, UUID tenant, String opsJson, Limits limits) throws SQLException {
+    /**
+     * The answer array of {@code kv_apply_v1} as JSON text, index-aligned with {@code opsJson}.
+     * {@code inWire}: the operations ride a transaction (the procedure then refuses getPrefix), and
+     * the statement runs in the caller's open transaction.
+     */
+    public static String apply(Connection c, UUID tenant, String opsJson, Limits limits, boolean inWire)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT queen.kv_apply_v1(?, ?::jsonb, ?, ?, ?, ?, ?, false)::text")) {
+                "SELECT queen.kv_apply_v1(?, ?::jsonb, ?, ?, ?, ?, ?, ?)::text")) {
             ps.setObject(1, tenant);                    // p_tenant
             ps.setString(2, opsJson);                   // p_ops
             ps.setInt(3, limits.maxOps());              // p_max_ops
@@ -42,6 +47,7 @@ public final class KvStore {
             ps.setInt(5, limits.maxValueBytes());       // p_max_value_bytes
             ps.setInt(6, limits.prefixLimit());         // p_prefix_limit
             ps.setLong(7, limits.maxReadBytes());       // p_max_read_bytes
+            ps.setBoolean(8, inWire);                   // p_in_wire
             return single(ps);
         }
     }

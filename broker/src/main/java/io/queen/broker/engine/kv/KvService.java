@@ -80,13 +80,57 @@ public final class KvService {
         // has (its HTTP docs leave it open), so a malformed call is a 400 even while KV is off.
         KvOps.checkBudgets(ops, limits);
         requireEnabled();
-        List<KvOp> parsed = KvOps.parseAll(ops, limits);
-        ArrayNode wire = KvJson.MAPPER.createArrayNode();
-        parsed.forEach(op -> op.encode(wire.addObject()));
-        String answer;
+        Rider call = encode(KvOps.parseAll(ops, limits));
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            answer = KvStore.apply(c, tenant, KvJson.text(wire), storeLimits);
+            return run(c, tenant, call, storeLimits, false);
+        }
+    }
+
+    /**
+     * A KV rider of {@code POST /transaction}, checked and encoded before the transaction opens: the
+     * in-wire budgets (64 operations, 256 keys), the kill switch, no getPrefix (its cost is not bounded
+     * by the caller, and it would run while the transaction holds the outermost lock space), and the
+     * shape of each operation.
+     */
+    public record Rider(int size, String wire) {
+    }
+
+    public Rider prepareRider(List<JsonNode> ops) {
+        KvSettings wireLimits = limits.inWire();
+        KvOps.checkBudgets(ops, wireLimits);
+        requireEnabled();
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.get(i) != null && "getPrefix".equals(ops.get(i).path("op").asText(null))) {
+                throw KvException.badRequest("kv_get_prefix_not_allowed_in_transaction",
+                        "operation " + i + ": getPrefix is only available on POST /api/v1/kv");
+            }
+        }
+        return encode(KvOps.parseAll(ops, wireLimits));
+    }
+
+    /**
+     * Applies a rider on {@code c}, inside the caller's open transaction, as its first statement. A
+     * lost {@code required} precondition is answered as the verdict; the caller must then roll back
+     * (the statement raised, so the transaction is already aborted).
+     */
+    public Outcome applyRider(Connection c, UUID tenant, Rider rider) throws SQLException {
+        KvSettings wireLimits = limits.inWire();
+        return run(c, tenant, rider, new KvStore.Limits(wireLimits.maxOpsPerCall(), wireLimits.maxKeysPerCall(),
+                wireLimits.maxValueBytes(), wireLimits.prefixLimit(), wireLimits.maxReadBytes()), true);
+    }
+
+    private static Rider encode(List<KvOp> parsed) {
+        ArrayNode wire = KvJson.MAPPER.createArrayNode();
+        parsed.forEach(op -> op.encode(wire.addObject()));
+        return new Rider(parsed.size(), KvJson.text(wire));
+    }
+
+    private static Outcome run(Connection c, UUID tenant, Rider call, KvStore.Limits storeLimits, boolean inWire)
+            throws SQLException {
+        String answer;
+        try {
+            answer = KvStore.apply(c, tenant, call.wire(), storeLimits, inWire);
         } catch (SQLException e) {
             if (SqlStates.CHECK_VIOLATION.equals(SqlStates.of(e))) {
                 return preconditionLost(KvStore.raised(e));
@@ -94,8 +138,8 @@ public final class KvService {
             throw refusal(e);
         }
         JsonNode array = KvJson.parse(answer);
-        if (!array.isArray() || array.size() != parsed.size()) {
-            throw new IllegalStateException("kv_apply_v1 answered " + array.size() + " results for " + parsed.size()
+        if (!array.isArray() || array.size() != call.size()) {
+            throw new IllegalStateException("kv_apply_v1 answered " + array.size() + " results for " + call.size()
                     + " operations");
         }
         List<KvResult> results = new ArrayList<>(array.size());
