@@ -64,6 +64,8 @@ import io.queen.broker.http.TracesHttpService;
 import io.queen.broker.http.TransactionHttpService;
 import io.queen.broker.http.TransportErrors;
 import io.queen.broker.jobs.BackgroundJobs;
+import io.queen.broker.jobs.KvQuotaRefresh;
+import io.queen.broker.jobs.KvSweeper;
 import io.queen.broker.jobs.TimerSweeper;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
@@ -88,9 +90,13 @@ public final class Broker implements AutoCloseable {
     private final Services services;
     private final BackgroundJobs jobs;
     private final TimerSweeper sweeper;
+    /** The KV quota poll and the KV sweeper (null when QUEEN_SWEEPER=false), closed before the pool. */
+    private final KvQuotaRefresh kvQuota;
+    private final KvSweeper kvSweeper;
 
     private Broker(EmbeddedDatabase embedded, Database database, PgWakeChannel wakeChannel, WebServer server,
-                   Services services, BackgroundJobs jobs, TimerSweeper sweeper) {
+                   Services services, BackgroundJobs jobs, TimerSweeper sweeper, KvQuotaRefresh kvQuota,
+                   KvSweeper kvSweeper) {
         this.embedded = embedded;
         this.database = database;
         this.wakeChannel = wakeChannel;
@@ -98,6 +104,8 @@ public final class Broker implements AutoCloseable {
         this.services = services;
         this.jobs = jobs;
         this.sweeper = sweeper;
+        this.kvQuota = kvQuota;
+        this.kvSweeper = kvSweeper;
     }
 
     public static Broker start(BrokerSettings settings) {
@@ -115,6 +123,7 @@ public final class Broker implements AutoCloseable {
         Database database = null;
         PgWakeChannel wakeChannel = null;
         Authenticator authenticator = null;
+        KvQuotaRefresh kvQuota = null;
         try {
             DatabaseSettings dbSettings = settings.database();
             if (dbSettings.embedded()) {
@@ -134,6 +143,8 @@ public final class Broker implements AutoCloseable {
             Services services = Services.create(settings, maintenance, database, hub, wakeChannel, authenticator);
             // Items a previous run left in the spool go in before new pushes are taken.
             services.background().spool().recoverAtBoot();
+            // Grants and quotas are known before the first KV call (broker/DESIGN.md, KV sweeper and quotas).
+            kvQuota = KvQuotaRefresh.start(database, services.kv().quota(), settings.kv().guard());
             WebServer server = WebServer.builder()
                     .host(settings.bindAddress())
                     .port(settings.port())
@@ -164,8 +175,12 @@ public final class Broker implements AutoCloseable {
             // The timer fire runs on every broker, leaderless (broker/DESIGN.md, Timers).
             TimerSweeper sweeper = TimerSweeper.start(services.background().timerFire(),
                     services.background().timerWake(), settings.timers());
-            return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper);
+            KvSweeper kvSweeper = KvSweeper.start(database, settings.kv().guard(), settings.timers().sweeper());
+            return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper, kvQuota, kvSweeper);
         } catch (RuntimeException e) {
+            if (kvQuota != null) {
+                kvQuota.close();
+            }
             if (authenticator != null) {
                 authenticator.close();
             }
@@ -319,6 +334,10 @@ public final class Broker implements AutoCloseable {
         if (sweeper != null) {
             sweeper.close();
         }
+        if (kvSweeper != null) {
+            kvSweeper.close();
+        }
+        kvQuota.close();
         jobs.close();
         server.stop();
         services.background().spool().close();

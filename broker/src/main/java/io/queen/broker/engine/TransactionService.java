@@ -96,7 +96,7 @@ public final class TransactionService {
     public Outcome execute(UUID tenant, List<Op> ops, List<String> requiredLeases, Riders riders)
             throws SQLException {
         String txId = UuidV7.next().toString();
-        KvService.Rider kvRider = riders.kv().isEmpty() ? null : kv.prepareRider(riders.kv());
+        KvService.Rider kvRider = riders.kv().isEmpty() ? null : kv.prepareRider(tenant, riders.kv());
         TimerService.Rider timerRider = riders.timers().isEmpty() ? null : timers.prepareRider(riders.timers());
         List<PushOp> pushOps = new ArrayList<>();
         List<AckOp> ackOps = new ArrayList<>();

@@ -74,9 +74,15 @@ public final class TransactionHttpService implements HttpService {
         try {
             o = transactions.execute(tenant, ops, leases, riders);
         } catch (KvException e) {
-            refused(res, e.kind() == KvException.Kind.DISABLED ? Status.FORBIDDEN_403
-                    : e.kind() == KvException.Kind.TOO_LARGE ? Status.OK_200 : Status.BAD_REQUEST_400,
-                    "kv", e.error(), e.reason(), e.detail());
+            if (e.kind() == KvException.Kind.RATE_LIMITED) {
+                res.header(io.helidon.http.HeaderNames.RETRY_AFTER, String.valueOf(e.retryAfterSeconds()));
+            }
+            refused(res, switch (e.kind()) {
+                case DISABLED, FORBIDDEN -> Status.FORBIDDEN_403;
+                case RATE_LIMITED -> Status.TOO_MANY_REQUESTS_429;
+                case TOO_LARGE -> Status.OK_200;
+                case BAD_REQUEST -> Status.BAD_REQUEST_400;
+            }, "kv", e.error(), e.reason(), e.detail());
             return;
         } catch (TimerException e) {
             refused(res, switch (e.kind()) {
@@ -149,7 +155,7 @@ public final class TransactionHttpService implements HttpService {
                                 String detail) {
         String txId = UuidV7.next().toString();
         ObjectNode out;
-        if (status == Status.FORBIDDEN_403) {
+        if (status == Status.FORBIDDEN_403 || status == Status.TOO_MANY_REQUESTS_429) {
             out = envelope(txId, error, reason);
         } else if (status == Status.OK_200) {
             out = envelope(txId, rider + ": " + detail + " (" + reason + ")",

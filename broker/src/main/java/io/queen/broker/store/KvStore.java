@@ -52,6 +52,35 @@ public final class KvStore {
         }
     }
 
+    /** {@code {deleted, done, backlog, backlogCapped}}: one bounded prune of expired rows over {@code shards}. */
+    public static String expireStep(Connection c, int[] shards, int maxRows) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.kv_expire_step_v1(?::smallint[], ?)::text")) {
+            Integer[] boxed = new Integer[shards.length];
+            for (int i = 0; i < shards.length; i++) {
+                boxed[i] = shards[i];
+            }
+            ps.setArray(1, c.createArrayOf("int4", boxed));   // p_shards
+            ps.setInt(2, maxRows);                              // p_max_rows
+            return single(ps);
+        }
+    }
+
+    /** {@code {skipped, tenants, computedAt}}: the usage rollup, unless one ran within {@code minIntervalMs}. */
+    public static String usageStep(Connection c, int minIntervalMs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.kv_usage_step_v1(?)::text")) {
+            ps.setInt(1, minIntervalMs);                        // p_min_interval_ms
+            return single(ps);
+        }
+    }
+
+    /** Every tenant's limits and measured usage, nearest a limit first, as a JSON array's text. */
+    public static String quotaRefresh(Connection c, int maxTenants) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.kv_quota_refresh_v1(?)::text")) {
+            ps.setInt(1, maxTenants);                           // p_max_tenants
+            return single(ps);
+        }
+    }
+
     /** {@code [{namespace, keys}]} of one tenant, as JSON text. */
     public static String namespaces(Connection c, UUID tenant) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT queen.kv_namespaces_v1(?)::text")) {

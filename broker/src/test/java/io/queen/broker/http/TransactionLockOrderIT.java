@@ -148,7 +148,9 @@ class TransactionLockOrderIT {
     void concurrentTransactionsWithRidersPushesAcksAndFiresNeverDeadlock() throws Exception {
         DatabaseSettings db = TestPostgres.freshDatabase("txn_deadlock");
         Broker broker = BrokerFixture.start(db, Map.of("QUEEN_SWEEPER_MIN_SLEEP_MS", "1",
-                "QUEEN_SWEEPER_MAX_SLEEP_MS", "20", "DB_POOL_SIZE", "24"));
+                "QUEEN_SWEEPER_MAX_SLEEP_MS", "20", "DB_POOL_SIZE", "24", "QUEEN_KV_WRITE_RATE", "1000000",
+                "QUEEN_KV_WRITE_BURST", "1000000", "QUEEN_KV_READ_RATE", "1000000", "QUEEN_KV_READ_BURST", "1000000",
+                "QUEEN_KV_CELL_RATE", "0"));
         HttpProbe http = new HttpProbe(broker.port());
         String[] kvKeys = {"k0", "k1", "k2", "k3", "k4", "k5"};
         String[] timerKeys = {"t0", "t1", "t2", "t3", "t4", "t5"};
