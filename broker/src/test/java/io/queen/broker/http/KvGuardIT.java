@@ -128,7 +128,8 @@ class KvGuardIT {
     @Test
     void theSweeperPrunesExpiredKeysOnItsOwn() throws Exception {
         DatabaseSettings db = TestPostgres.freshDatabase("kv_guard_sweeper");
-        try (Broker ignored = BrokerFixture.start(db, Map.of("QUEEN_KV_EXPIRE_EVERY_MS", "50", "QUEEN_KV_EXPIRE_BATCH", "40"))) {
+        try (Broker ignored = BrokerFixture.start(db, Map.of("QUEEN_KV_EXPIRE_EVERY_MS", "50", "QUEEN_KV_EXPIRE_BATCH", "40",
+                "QUEEN_KV_USAGE_EVERY_MS", "1000"))) {
             insertKv(db, A, "old", 300, "now() - interval '1 second'");
             insertKv(db, A, "live", 2, "now() + interval '1 hour'");
             await(() -> {

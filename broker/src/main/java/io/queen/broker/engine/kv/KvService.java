@@ -151,15 +151,16 @@ public final class KvService {
         return quota;
     }
 
-    /**
-     * A KV rider of {@code POST /transaction}, checked and encoded before the transaction opens: the
-     * in-wire budgets (64 operations, 256 keys), the kill switch, no getPrefix (its cost is not bounded
-     * by the caller, and it would run while the transaction holds the outermost lock space), and the
-     * shape of each operation.
-     */
+    /** A call's operations checked and encoded for the store: how many, and their JSON. */
     public record Rider(int size, String wire) {
     }
 
+    /**
+     * A KV rider of {@code POST /transaction}, checked and encoded before the transaction opens: the
+     * in-wire budgets (64 operations, 256 keys), the kill switch, the grant, quota and rate rungs, no
+     * getPrefix (its cost is not bounded by the caller, and it would run while the transaction holds
+     * the outermost lock space), and the shape of each operation.
+     */
     public Rider prepareRider(UUID tenant, List<JsonNode> ops) {
         KvSettings wireLimits = limits.inWire();
         KvOps.checkBudgets(ops, wireLimits);
