@@ -69,6 +69,8 @@ import io.queen.broker.http.tls.InvalidTlsMaterialException;
 import io.queen.broker.http.tls.ListenerTls;
 import io.queen.broker.http.tls.TlsReloader;
 import io.queen.broker.jobs.BackgroundJobs;
+import io.queen.broker.jobs.KvQuotaRefresh;
+import io.queen.broker.jobs.KvSweeper;
 import io.queen.broker.jobs.TimerSweeper;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
@@ -93,10 +95,14 @@ public final class Broker implements AutoCloseable {
     private final Services services;
     private final BackgroundJobs jobs;
     private final TimerSweeper sweeper;
+    /** The KV quota poll and the KV sweeper (null when QUEEN_SWEEPER=false), closed before the pool. */
+    private final KvQuotaRefresh kvQuota;
+    private final KvSweeper kvSweeper;
     private final TlsReloader tlsReloader;
 
     private Broker(EmbeddedDatabase embedded, Database database, PgWakeChannel wakeChannel, WebServer server,
-                   Services services, BackgroundJobs jobs, TimerSweeper sweeper, TlsReloader tlsReloader) {
+                   Services services, BackgroundJobs jobs, TimerSweeper sweeper, KvQuotaRefresh kvQuota,
+                   KvSweeper kvSweeper, TlsReloader tlsReloader) {
         this.embedded = embedded;
         this.database = database;
         this.wakeChannel = wakeChannel;
@@ -104,6 +110,8 @@ public final class Broker implements AutoCloseable {
         this.services = services;
         this.jobs = jobs;
         this.sweeper = sweeper;
+        this.kvQuota = kvQuota;
+        this.kvSweeper = kvSweeper;
         this.tlsReloader = tlsReloader;
     }
 
@@ -122,6 +130,7 @@ public final class Broker implements AutoCloseable {
         Database database = null;
         PgWakeChannel wakeChannel = null;
         Authenticator authenticator = null;
+        KvQuotaRefresh kvQuota = null;
         try {
             DatabaseSettings dbSettings = settings.database();
             if (dbSettings.embedded()) {
@@ -141,6 +150,8 @@ public final class Broker implements AutoCloseable {
             Services services = Services.create(settings, maintenance, database, hub, wakeChannel, authenticator);
             // Items a previous run left in the spool go in before new pushes are taken.
             services.background().spool().recoverAtBoot();
+            // Grants and quotas are known before the first KV call (broker/DESIGN.md, KV sweeper and quotas).
+            kvQuota = KvQuotaRefresh.start(database, services.kv().quota(), settings.kv().guard());
             ListenerTls listenerTls = settings.tls().enabled() ? bootTls(settings.tls()) : null;
             WebServer server = WebServer.builder()
                     .host(settings.bindAddress())
@@ -182,8 +193,13 @@ public final class Broker implements AutoCloseable {
             // The timer fire runs on every broker, leaderless (broker/DESIGN.md, Timers).
             TimerSweeper sweeper = TimerSweeper.start(services.background().timerFire(),
                     services.background().timerWake(), settings.timers());
-            return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper, tlsReloader);
+            KvSweeper kvSweeper = KvSweeper.start(database, settings.kv().guard(), settings.timers().sweeper());
+            return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper, kvQuota, kvSweeper,
+                    tlsReloader);
         } catch (RuntimeException e) {
+            if (kvQuota != null) {
+                kvQuota.close();
+            }
             if (authenticator != null) {
                 authenticator.close();
             }
@@ -228,8 +244,12 @@ public final class Broker implements AutoCloseable {
             PopService pop = new PopService(database, catalog, cipher, hub, new PopAutopilot(
                     settings.engine().popAutopilot(), settings.engine().popAutopilotBatch()));
             PushSpool spool = new PushSpool(maintenance, push::push, switches::pushPaused);
+            TimerWake timerWake = new TimerWake();
+            KvService kv = new KvService(database, settings.kv(), switches::kvEnabled);
+            TimerService timers = new TimerService(database, settings.timers(), cipher, switches::timersScheduleEnabled,
+                    timerWake);
             DataPlane data = new DataPlane(new PushIntake(push, spool, switches::pushPaused), pop, ack,
-                    new TransactionService(database, push, ack, channel::published),
+                    new TransactionService(database, push, ack, channel::published, kv, timers),
                     new FetchService(database, cipher, hub));
             Management management = new Management(
                     new QueueAdminService(database, catalog, channel::queueChanged,
@@ -242,14 +262,13 @@ public final class Broker implements AutoCloseable {
                     new TenantPurge(database));
             Observability observability = new Observability(new BrokerMetrics(), new ObservabilityService(database),
                     new DatabaseHealth(database));
-            TimerWake timerWake = new TimerWake();
             TimerFire timerFire = new TimerFire(database, push, channel::published, settings.timers(),
                     switches::timersFireEnabled);
             return new Services(data, management, observability,
                     new Background(hub, switches, spool, timerFire, timerWake),
-                    new KvService(database, settings.kv(), switches::kvEnabled),
+                    kv,
                     new StreamService(database, push, channel::published),
-                    new TimerService(database, settings.timers(), cipher, switches::timersScheduleEnabled, timerWake),
+                    timers,
                     auth);
         }
     }
@@ -343,6 +362,10 @@ public final class Broker implements AutoCloseable {
         if (sweeper != null) {
             sweeper.close();
         }
+        if (kvSweeper != null) {
+            kvSweeper.close();
+        }
+        kvQuota.close();
         jobs.close();
         if (tlsReloader != null) {
             tlsReloader.close();

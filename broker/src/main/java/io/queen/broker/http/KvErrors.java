@@ -24,9 +24,13 @@ final class KvErrors {
             case BAD_REQUEST -> Status.BAD_REQUEST_400;
             case TOO_LARGE -> Status.REQUEST_ENTITY_TOO_LARGE_413;
             case DISABLED -> Status.SERVICE_UNAVAILABLE_503;
+            case FORBIDDEN -> Status.FORBIDDEN_403;
+            case RATE_LIMITED -> Status.TOO_MANY_REQUESTS_429;
         };
         if (e.kind() == KvException.Kind.DISABLED) {
             res.header(HeaderNames.RETRY_AFTER, Failures.RETRY_AFTER_SECONDS);
+        } else if (e.kind() == KvException.Kind.RATE_LIMITED) {
+            res.header(HeaderNames.RETRY_AFTER, String.valueOf(e.retryAfterSeconds()));
         }
         SurfaceErrors.send(res, status, e.error(), e.reason(), e.detail(), null);
     }

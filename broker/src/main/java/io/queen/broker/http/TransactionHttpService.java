@@ -12,7 +12,11 @@ import io.queen.broker.engine.AckService;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.Tenants;
 import io.queen.broker.engine.TransactionService;
+import io.queen.broker.engine.kv.KvException;
+import io.queen.broker.engine.kv.KvJson;
+import io.queen.broker.engine.kv.KvResult;
 import io.queen.broker.engine.segment.UuidV7;
+import io.queen.broker.engine.timers.TimerException;
 
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -22,7 +26,12 @@ import java.util.UUID;
 /**
  * {@code POST /api/v1/transaction} (broker/DESIGN.md, Transaction route). A committed or rolled-back
  * transaction is a 200 whose body says which; malformed requests are 400 in the same envelope
- * with reason {@code bad_request}.
+ * with reason {@code bad_request}. The riders are the top-level arrays {@code kv} (the operations of
+ * {@code POST /kv} but getPrefix) and {@code timers} (those of {@code POST /timers}); their answers
+ * follow the operations' in {@code results}, typed {@code kv} and {@code timer}, with {@code index}
+ * in that flat space and {@code opIndex} in the rider's own array. A paused KV or timer schedule is a
+ * 403 here, in the same envelope with the surface's code as error and reason: a bundle carries
+ * messages, and retrying it against a paused cell would only spin.
  */
 public final class TransactionHttpService implements HttpService {
     private final TransactionService transactions;
@@ -41,9 +50,13 @@ public final class TransactionHttpService implements HttpService {
     private void transaction(ServerRequest req, ServerResponse res) throws SQLException {
         List<TransactionService.Op> ops;
         List<String> leases = new ArrayList<>();
+        TransactionService.Riders riders;
         try {
-            JsonNode body = Json.body(req);
-            ops = parse(body);
+            byte[] raw = Json.rawBody(req);
+            JsonNode body = tree(Json.MAPPER, raw);
+            // KV values are the client's JSON to keep exactly: the rider is read again without doubles.
+            riders = riders(body.has("kv") ? tree(KvJson.MAPPER, raw) : body, body);
+            ops = parse(body, !riders.kv().isEmpty() || !riders.timers().isEmpty());
             JsonNode required = body.get("requiredLeases");
             if (required != null && required.isArray()) {
                 required.forEach(l -> {
@@ -53,12 +66,45 @@ public final class TransactionHttpService implements HttpService {
                 });
             }
         } catch (BadRequestException e) {
-            Json.send(res, Status.BAD_REQUEST_400, envelope(UuidV7.next().toString(), e.getMessage(), "bad_request"));
+            send(res, Status.BAD_REQUEST_400, envelope(UuidV7.next().toString(), e.getMessage(), "bad_request"));
             return;
         }
-        TransactionService.Outcome o = transactions.execute(tenancy.of(req), ops, leases);
+        UUID tenant = tenancy.of(req);
+        TransactionService.Outcome o;
+        try {
+            o = transactions.execute(tenant, ops, leases, riders);
+        } catch (KvException e) {
+            if (e.kind() == KvException.Kind.RATE_LIMITED) {
+                res.header(io.helidon.http.HeaderNames.RETRY_AFTER, String.valueOf(e.retryAfterSeconds()));
+            }
+            refused(res, switch (e.kind()) {
+                case DISABLED, FORBIDDEN -> Status.FORBIDDEN_403;
+                case RATE_LIMITED -> Status.TOO_MANY_REQUESTS_429;
+                case TOO_LARGE -> Status.OK_200;
+                case BAD_REQUEST -> Status.BAD_REQUEST_400;
+            }, "kv", e.error(), e.reason(), e.detail());
+            return;
+        } catch (TimerException e) {
+            refused(res, switch (e.kind()) {
+                case DISABLED -> Status.FORBIDDEN_403;
+                case TOO_LARGE, FORBIDDEN -> Status.OK_200;
+                case BAD_REQUEST -> Status.BAD_REQUEST_400;
+            }, "timers", e.error(), e.reason(), e.detail());
+            return;
+        }
         if (!o.success()) {
-            Json.send(res, Status.OK_200, envelope(o.transactionId(), o.error(), o.reason()));
+            ObjectNode out = envelope(o.transactionId(), o.error(), o.reason());
+            if (o.lost() != null) {
+                // The same verdict POST /kv answers, so a client reads it the same way from both routes.
+                out.put("ok", false);
+                if (o.lost().failedIndex() != null || o.lost().kvReason() != null) {
+                    out.put("failedIndex", o.lost().failedIndex());
+                    out.put("kvReason", o.lost().kvReason());
+                    out.put("version", o.lost().version());
+                    out.set("value", o.lost().value());
+                }
+            }
+            send(res, Status.OK_200, out);
             return;
         }
         ObjectNode out = Json.object().put("transactionId", o.transactionId()).put("success", true);
@@ -76,7 +122,87 @@ public final class TransactionHttpService implements HttpService {
                 }
             }
         }
-        Json.send(res, Status.OK_200, out);
+        int base = o.results().size();
+        for (int i = 0; i < o.kv().size(); i++) {
+            KvResult r = o.kv().get(i);
+            ObjectNode item = results.addObject().put("index", base + i).put("type", "kv").put("opIndex", i);
+            ObjectNode rendered = KvHttpService.render(r);
+            rendered.remove("index");
+            item.setAll(rendered);
+        }
+        base += o.kv().size();
+        for (int i = 0; i < o.timers().size(); i++) {
+            ObjectNode item = results.addObject().put("index", base + i).put("type", "timer").put("opIndex", i);
+            JsonNode t = o.timers().get(i);
+            if (t.isObject()) {
+                item.setAll((ObjectNode) t.deepCopy());
+            }
+        }
+        send(res, Status.OK_200, out);
+    }
+
+    /** KV values are exact decimals; the body goes out through the KV surface's writer. */
+    private static void send(ServerResponse res, Status status, ObjectNode body) {
+        Json.sendBytes(res, status, KvJson.bytes(body));
+    }
+
+    /**
+     * A rider refused before any work: a shape error is a 400 bad_request, a size or the timer horizon
+     * a 200 rollback with its reason, a paused surface a 403 carrying the surface's code as error and
+     * reason. {@code error} keeps the surface's identifier in it, so the refusal is readable as is.
+     */
+    private static void refused(ServerResponse res, Status status, String rider, String error, String reason,
+                                String detail) {
+        String txId = UuidV7.next().toString();
+        ObjectNode out;
+        if (status == Status.FORBIDDEN_403 || status == Status.TOO_MANY_REQUESTS_429) {
+            out = envelope(txId, error, reason);
+        } else if (status == Status.OK_200) {
+            out = envelope(txId, rider + ": " + detail + " (" + reason + ")",
+                    "timer_horizon_exceeded".equals(error) ? "timer_horizon_exceeded" : "payload_too_large");
+        } else {
+            out = envelope(txId, rider + ": " + detail + " (" + reason + ")", "bad_request");
+        }
+        if (detail != null) {
+            out.put("detail", detail);
+        }
+        send(res, status, out);
+    }
+
+    /** The top-level rider arrays ({@code kv} from {@code exact}); absent or null is none, not an array a 400. */
+    static TransactionService.Riders riders(JsonNode exact, JsonNode body) {
+        if (body == null || !body.isObject() || !exact.isObject()) {
+            return TransactionService.Riders.NONE;
+        }
+        return new TransactionService.Riders(rider(exact, "kv"), rider(body, "timers"));
+    }
+
+    private static JsonNode tree(com.fasterxml.jackson.databind.ObjectMapper mapper, byte[] raw) {
+        if (raw.length == 0) {
+            throw new BadRequestException("request body is empty; a JSON object is required");
+        }
+        try {
+            JsonNode tree = mapper.readTree(raw);
+            Json.requireStorable(tree);
+            return tree;
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new BadRequestException("invalid JSON: " + e.getOriginalMessage());
+        } catch (java.io.IOException e) {
+            throw new BadRequestException("cannot read request body as JSON");
+        }
+    }
+
+    private static List<JsonNode> rider(JsonNode body, String field) {
+        JsonNode r = body.get(field);
+        if (r == null || r.isNull()) {
+            return List.of();
+        }
+        if (!r.isArray()) {
+            throw new BadRequestException(field + " must be an array of operations");
+        }
+        List<JsonNode> out = new ArrayList<>(r.size());
+        r.forEach(out::add);
+        return out;
     }
 
     private static ObjectNode envelope(String txId, String error, String reason) {
@@ -87,14 +213,13 @@ public final class TransactionHttpService implements HttpService {
     }
 
     static List<TransactionService.Op> parse(JsonNode body) {
+        return parse(body, false);
+    }
+
+    /** The operations, flattened; {@code anyRider}: the call carries a rider, so none is fine. */
+    static List<TransactionService.Op> parse(JsonNode body, boolean anyRider) {
         if (body == null || !body.isObject()) {
             throw new BadRequestException("bad body: a JSON object is required");
-        }
-        for (String rider : List.of("kv", "timers")) {
-            JsonNode r = body.get(rider);
-            if (r != null && r.isArray() && !r.isEmpty()) {
-                throw new BadRequestException(rider + " riders are not supported by this broker");
-            }
         }
         JsonNode operations = body.get("operations");
         if (operations == null || !operations.isArray()) {
@@ -122,10 +247,13 @@ public final class TransactionHttpService implements HttpService {
                     Names.check(Names.CONSUMER_GROUP, group, "operations[" + i + "].consumerGroup");
                     ops.add(new TransactionService.AckOp(ops.size(), item, group));
                 }
+                case "kv", "timer", "timers" -> throw new BadRequestException("operations[" + i + "]: " + type
+                        + " operations go in the top-level " + (type.equals("kv") ? "kv" : "timers")
+                        + " array, beside operations");
                 default -> throw new BadRequestException("operations[" + i + "]: unknown operation type \"" + type + "\"");
             }
         }
-        if (ops.isEmpty()) {
+        if (ops.isEmpty() && !anyRider) {
             throw new BadRequestException("operations must not be empty");
         }
         return ops;

@@ -31,10 +31,15 @@ public final class KvStore {
     private KvStore() {
     }
 
-    /** The answer array of {@code kv_apply_v1} as JSON text, index-aligned with {@code opsJson}. */
-    public static String apply(Connection c, UUID tenant, String opsJson, Limits limits) throws SQLException {
+    /**
+     * The answer array of {@code kv_apply_v1} as JSON text, index-aligned with {@code opsJson}.
+     * {@code inWire}: the operations ride a transaction (the procedure then refuses getPrefix), and
+     * the statement runs in the caller's open transaction.
+     */
+    public static String apply(Connection c, UUID tenant, String opsJson, Limits limits, boolean inWire)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT queen.kv_apply_v1(?, ?::jsonb, ?, ?, ?, ?, ?, false)::text")) {
+                "SELECT queen.kv_apply_v1(?, ?::jsonb, ?, ?, ?, ?, ?, ?)::text")) {
             ps.setObject(1, tenant);                    // p_tenant
             ps.setString(2, opsJson);                   // p_ops
             ps.setInt(3, limits.maxOps());              // p_max_ops
@@ -42,6 +47,36 @@ public final class KvStore {
             ps.setInt(5, limits.maxValueBytes());       // p_max_value_bytes
             ps.setInt(6, limits.prefixLimit());         // p_prefix_limit
             ps.setLong(7, limits.maxReadBytes());       // p_max_read_bytes
+            ps.setBoolean(8, inWire);                   // p_in_wire
+            return single(ps);
+        }
+    }
+
+    /** {@code {deleted, done, backlog, backlogCapped}}: one bounded prune of expired rows over {@code shards}. */
+    public static String expireStep(Connection c, int[] shards, int maxRows) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.kv_expire_step_v1(?::smallint[], ?)::text")) {
+            Integer[] boxed = new Integer[shards.length];
+            for (int i = 0; i < shards.length; i++) {
+                boxed[i] = shards[i];
+            }
+            ps.setArray(1, c.createArrayOf("int4", boxed));   // p_shards
+            ps.setInt(2, maxRows);                              // p_max_rows
+            return single(ps);
+        }
+    }
+
+    /** {@code {skipped, tenants, computedAt}}: the usage rollup, unless one ran within {@code minIntervalMs}. */
+    public static String usageStep(Connection c, int minIntervalMs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.kv_usage_step_v1(?)::text")) {
+            ps.setInt(1, minIntervalMs);                        // p_min_interval_ms
+            return single(ps);
+        }
+    }
+
+    /** Every tenant's limits and measured usage, nearest a limit first, as a JSON array's text. */
+    public static String quotaRefresh(Connection c, int maxTenants) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.kv_quota_refresh_v1(?)::text")) {
+            ps.setInt(1, maxTenants);                           // p_max_tenants
             return single(ps);
         }
     }

@@ -47,8 +47,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class KvRoutesIT {
     private static final ObjectMapper MAPPER = new ObjectMapper();
+    // The routes' own behaviour, without the grant, quota and rate rungs (KvGuardIT covers those).
     private static final Map<String, String> TENANCY = Map.of("QUEEN_TENANCY_HEADER", "true",
-            "QUEEN_KV_TRUSTED_PROXY", "true", "QUEEN_SWITCHES_REFRESH_MS", "100");
+            "QUEEN_KV_TRUSTED_PROXY", "true", "QUEEN_SWITCHES_REFRESH_MS", "100", "QUEEN_KV_REQUIRE_GRANT", "false",
+            "QUEEN_KV_READ_RATE", "1000000", "QUEEN_KV_READ_BURST", "1000000", "QUEEN_KV_WRITE_RATE", "1000000",
+            "QUEEN_KV_WRITE_BURST", "1000000");
     private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static DatabaseSettings db;
     private static Broker broker;

@@ -7,10 +7,14 @@ package io.queen.broker.engine.kv;
  * in the client's terms. The HTTP layer picks the status from the {@link Kind}.
  */
 public final class KvException extends RuntimeException {
-    /** What kind of refusal: the client's shape (400), a size (413), or an operator's switch (503). */
-    public enum Kind { BAD_REQUEST, TOO_LARGE, DISABLED }
+    /**
+     * What kind of refusal: the client's shape (400), a size (413), an operator's switch (503), the
+     * tenant's grant or quota (403), or its rate (429, with {@link #retryAfterSeconds}).
+     */
+    public enum Kind { BAD_REQUEST, TOO_LARGE, DISABLED, FORBIDDEN, RATE_LIMITED }
 
     private final Kind kind;
+    private long retryAfterSeconds;
     private final String error;
     private final String reason;
     private final String detail;
@@ -38,6 +42,30 @@ public final class KvException extends RuntimeException {
     public static KvException disabled() {
         return new KvException(Kind.DISABLED, "kv_disabled", "kv_disabled",
                 "the KV store is switched off by an operator; retry later");
+    }
+
+    /** 403 feature_gated: KV is not granted to this tenant (no queen.kv_quota row, or one disabled). */
+    public static KvException featureGated() {
+        return new KvException(Kind.FORBIDDEN, "feature_gated", "kv_not_granted",
+                "the KV store is not enabled for this tenant");
+    }
+
+    /** 403 kv_quota_exceeded: the tenant holds its row or byte limit; reads and deletes still pass. */
+    public static KvException quotaExceeded() {
+        return new KvException(Kind.FORBIDDEN, "kv_quota_exceeded", "kv_quota_exceeded",
+                "the tenant's KV occupancy limit is reached; delete keys or let them expire");
+    }
+
+    /** 429 rate_limited: the tenant's (or this broker's) KV call rate is spent for now. */
+    public static KvException rateLimited(long retryAfterSeconds) {
+        KvException e = new KvException(Kind.RATE_LIMITED, "rate_limited", "kv_rate",
+                "too many KV calls; retry after " + retryAfterSeconds + " s");
+        e.retryAfterSeconds = retryAfterSeconds;
+        return e;
+    }
+
+    public long retryAfterSeconds() {
+        return retryAfterSeconds;
     }
 
     public Kind kind() {

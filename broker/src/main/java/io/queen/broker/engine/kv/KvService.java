@@ -59,11 +59,20 @@ public final class KvService {
     private final KvSettings limits;
     private final BooleanSupplier enabled;
     private final KvStore.Limits storeLimits;
+    private final KvQuota quota;
+    private final KvRates rates;
 
     public KvService(Database database, KvSettings limits, BooleanSupplier enabled) {
+        this(database, limits, enabled, new KvQuota(limits.guard()));
+    }
+
+    /** {@code quota}: the poll's view the grant and occupancy rungs read (the quota refresh fills it). */
+    public KvService(Database database, KvSettings limits, BooleanSupplier enabled, KvQuota quota) {
         this.database = database;
         this.limits = limits;
         this.enabled = enabled;
+        this.quota = quota;
+        this.rates = new KvRates(limits.guard());
         this.storeLimits = new KvStore.Limits(limits.maxOpsPerCall(), limits.maxKeysPerCall(), limits.maxValueBytes(),
                 limits.prefixLimit(), limits.maxReadBytes());
     }
@@ -80,13 +89,114 @@ public final class KvService {
         // has (its HTTP docs leave it open), so a malformed call is a 400 even while KV is off.
         KvOps.checkBudgets(ops, limits);
         requireEnabled();
-        List<KvOp> parsed = KvOps.parseAll(ops, limits);
-        ArrayNode wire = KvJson.MAPPER.createArrayNode();
-        parsed.forEach(op -> op.encode(wire.addObject()));
-        String answer;
+        Ladder ladder = admit(tenant, ops);
+        Rider call = encode(KvOps.parseAll(ops, limits));
+        Outcome outcome;
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
-            answer = KvStore.apply(c, tenant, KvJson.text(wire), storeLimits);
+            outcome = run(c, tenant, call, storeLimits, false);
+        }
+        ladder.done(outcome);
+        return outcome;
+    }
+
+    /** What a call admitted by the ladder may add, for the occupancy delta once it applied. */
+    public record Ladder(UUID tenant, long rows, long bytes, KvQuota quota) {
+        void done(Outcome outcome) {
+            if (outcome instanceof Answered && (rows > 0 || bytes > 0)) {
+                quota.wrote(tenant, rows, bytes);
+            }
+        }
+    }
+
+    /**
+     * The rungs below the kill switch, outermost first: the tenant's grant (403 feature_gated), its
+     * occupancy for a call that may grow it (403 kv_quota_exceeded; reads and deletes always pass), its
+     * rate (429 rate_limited with Retry-After). A refusal spends no rate token of a rung below.
+     */
+    private Ladder admit(UUID tenant, List<JsonNode> ops) {
+        boolean reads = false;
+        boolean writes = false;
+        long rows = 0;
+        long bytes = 0;
+        for (JsonNode op : ops) {
+            String name = op == null ? "" : op.path("op").asText("");
+            switch (name) {
+                case "put", "putIfAbsent", "incr" -> {
+                    writes = true;
+                    rows++;
+                    JsonNode v = op.get("value");
+                    bytes += v == null ? 16 : KvJson.bytes(v).length;
+                }
+                case "delete" -> writes = true;
+                default -> reads = true;
+            }
+        }
+        KvQuota.Refusal refusal = quota.check(tenant, rows > 0);
+        if (refusal == KvQuota.Refusal.FEATURE_GATED) {
+            throw KvException.featureGated();
+        }
+        if (refusal == KvQuota.Refusal.QUOTA_EXCEEDED) {
+            throw KvException.quotaExceeded();
+        }
+        long wait = rates.take(tenant, reads, writes, quota.limits(tenant), System.nanoTime());
+        if (wait > 0) {
+            throw KvException.rateLimited(wait);
+        }
+        return new Ladder(tenant, rows, bytes, quota);
+    }
+
+    /** The quota view this service reads, for the refresh that fills it. */
+    public KvQuota quota() {
+        return quota;
+    }
+
+    /** A call's operations checked and encoded for the store: how many, and their JSON. */
+    public record Rider(int size, String wire) {
+    }
+
+    /**
+     * A KV rider of {@code POST /transaction}, checked and encoded before the transaction opens: the
+     * in-wire budgets (64 operations, 256 keys), the kill switch, the grant, quota and rate rungs, no
+     * getPrefix (its cost is not bounded by the caller, and it would run while the transaction holds
+     * the outermost lock space), and the shape of each operation.
+     */
+    public Rider prepareRider(UUID tenant, List<JsonNode> ops) {
+        KvSettings wireLimits = limits.inWire();
+        KvOps.checkBudgets(ops, wireLimits);
+        requireEnabled();
+        admit(tenant, ops);
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.get(i) != null && "getPrefix".equals(ops.get(i).path("op").asText(null))) {
+                throw KvException.badRequest("kv_get_prefix_not_allowed_in_transaction",
+                        "operation " + i + ": getPrefix is only available on POST /api/v1/kv");
+            }
+        }
+        return encode(KvOps.parseAll(ops, wireLimits));
+    }
+
+    /**
+     * Applies a rider on {@code c}, inside the caller's open transaction, as its first statement. A
+     * lost {@code required} precondition is answered as the verdict; the caller must then roll back
+     * (the statement raised, so the transaction is already aborted).
+     */
+    public Outcome applyRider(Connection c, UUID tenant, Rider rider) throws SQLException {
+        KvSettings wireLimits = limits.inWire();
+        return run(c, tenant, rider, new KvStore.Limits(wireLimits.maxOpsPerCall(), wireLimits.maxKeysPerCall(),
+                wireLimits.maxValueBytes(), wireLimits.prefixLimit(), wireLimits.maxReadBytes()), true);
+    }
+
+    private static Rider encode(List<KvOp> parsed) {
+        ArrayNode wire = KvJson.MAPPER.createArrayNode();
+        parsed.forEach(op -> op.encode(wire.addObject()));
+        return new Rider(parsed.size(), KvJson.text(wire));
+    }
+
+    private static Outcome run(Connection c, UUID tenant, Rider call, KvStore.Limits storeLimits, boolean inWire)
+            throws SQLException {
+        String answer;
+        try {
+            answer = KvStore.apply(c, tenant, call.wire(), storeLimits, inWire);
         } catch (SQLException e) {
             if (SqlStates.CHECK_VIOLATION.equals(SqlStates.of(e))) {
                 return preconditionLost(KvStore.raised(e));
@@ -94,8 +204,8 @@ public final class KvService {
             throw refusal(e);
         }
         JsonNode array = KvJson.parse(answer);
-        if (!array.isArray() || array.size() != parsed.size()) {
-            throw new IllegalStateException("kv_apply_v1 answered " + array.size() + " results for " + parsed.size()
+        if (!array.isArray() || array.size() != call.size()) {
+            throw new IllegalStateException("kv_apply_v1 answered " + array.size() + " results for " + call.size()
                     + " operations");
         }
         List<KvResult> results = new ArrayList<>(array.size());

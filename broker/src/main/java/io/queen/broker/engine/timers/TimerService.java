@@ -67,12 +67,50 @@ public final class TimerService {
 
     /** Applies a POST /timers batch; the answers are the procedure's elements, index-aligned. */
     public List<JsonNode> apply(UUID tenant, List<JsonNode> ops) throws SQLException {
+        Rider call = prepare(ops, true);
+        if (call.wire().isEmpty()) {
+            return List.of();
+        }
+        List<JsonNode> results = run(tenant, call.wire());
+        committed(call);
+        return results;
+    }
+
+    /**
+     * A timer rider of {@code POST /transaction}, or a batch: its operations checked and normalised
+     * to the procedure's wire before any connection is taken; {@code schedules} says whether any of
+     * them schedules (a cancel alone is never stopped by the schedule switch).
+     */
+    public record Rider(List<ObjectNode> wire, boolean schedules) {
+        public Rider {
+            wire = List.copyOf(wire);
+        }
+    }
+
+    /** Checks a rider as a batch is checked; a schedule while the switch is off is refused whole. */
+    public Rider prepareRider(List<JsonNode> ops) {
+        return prepare(ops, false);
+    }
+
+    /** Applies a rider on {@code c}, inside the caller's open transaction; answers index-aligned. */
+    public List<JsonNode> applyRider(Connection c, UUID tenant, Rider rider) throws SQLException {
+        if (rider.wire().isEmpty()) {
+            return List.of();
+        }
+        return answers(applyOn(c, tenant, rider.wire()), rider.wire().size());
+    }
+
+    /** After the commit that carried {@code rider}: a schedule wakes the local sweeper at once. */
+    public void committed(Rider rider) {
+        if (rider.schedules()) {
+            wake.ring();
+        }
+    }
+
+    private Rider prepare(List<JsonNode> ops, boolean mixedBatchHint) {
         if (ops.size() > limits.maxOpsPerCall()) {
             throw TimerException.badRequest("timers_too_many_ops",
                     ops.size() + " ops in one call, the ceiling is " + limits.maxOpsPerCall());
-        }
-        if (ops.isEmpty()) {
-            return List.of();
         }
         List<ObjectNode> wire = new ArrayList<>(ops.size());
         Set<String> seen = new HashSet<>();
@@ -89,13 +127,9 @@ public final class TimerService {
             wire.add(op);
         }
         if (schedules > 0 && !scheduleEnabled.getAsBoolean()) {
-            throw TimerException.disabled(schedules < ops.size());
+            throw TimerException.disabled(mixedBatchHint && schedules < ops.size());
         }
-        List<JsonNode> results = run(tenant, wire);
-        if (schedules > 0) {
-            wake.ring();
-        }
-        return results;
+        return new Rider(wire, schedules > 0);
     }
 
     /** DELETE /timers/:queue/*key: one cancel, never refused by the schedule switch; {@code txn} is echoed. */
@@ -147,10 +181,18 @@ public final class TimerService {
         String answer;
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
+            answer = applyOn(c, tenant, wire);
+        }
+        return answers(answer, wire.size());
+    }
+
+    /** Seals what must be sealed, then one call of the procedure on {@code c}; a store refusal is a 400. */
+    private String applyOn(Connection c, UUID tenant, List<ObjectNode> wire) throws SQLException {
+        try {
             encryptAtSchedule(c, tenant, wire);
             ArrayNode array = MAPPER.createArrayNode();
             wire.forEach(array::add);
-            answer = TimerStore.apply(c, tenant, array.toString(), null);
+            return TimerStore.apply(c, tenant, array.toString(), null);
         } catch (SQLException e) {
             String refused = TimerStore.refusal(e);
             if (refused != null) {
@@ -158,10 +200,13 @@ public final class TimerService {
             }
             throw e;
         }
+    }
+
+    private static List<JsonNode> answers(String answer, int expected) {
         JsonNode results = parse(answer);
-        if (!results.isArray() || results.size() != wire.size()) {
+        if (!results.isArray() || results.size() != expected) {
             throw new IllegalStateException("log_timers_apply_v1 answered " + results.size() + " results for "
-                    + wire.size() + " operations");
+                    + expected + " operations");
         }
         List<JsonNode> out = new ArrayList<>(results.size());
         results.forEach(out::add);
