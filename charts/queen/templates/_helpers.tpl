@@ -142,3 +142,55 @@ shrinking it again (a heap sized by percentages has a minimum of 8 MB).
 -XX:MaxRAMPercentage={{ $percent }}.0
 {{- if ternary $heap.fixed true (hasKey $heap "fixed") }} -XX:InitialRAMPercentage={{ $percent }}.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch{{ end -}}
 {{- end -}}
+
+{{/*
+JWT authentication (values: auth). The brokers verify tokens with an HMAC key (JWT_SECRET) when the
+algorithm takes HS tokens (HS256/384/512, or auto without a JWKS URL) or an existing Secret is named;
+with keys of an identity provider (jwksUrl) otherwise. The chart generates the HMAC key only when
+no Secret is named. Each helper answers "true" or "" (include returns a string).
+*/}}
+{{- define "queen.authHmac" -}}
+{{- $auth := .Values.auth -}}
+{{- if and $auth.enabled (or $auth.existingSecret (hasPrefix "HS" $auth.algorithm) (and (eq $auth.algorithm "auto") (not $auth.jwksUrl))) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{- define "queen.authGeneratesSecret" -}}
+{{- if and (include "queen.authHmac" .) (not .Values.auth.existingSecret) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the HMAC key: the one named, else the generated <broker>-jwt. */}}
+{{- define "queen.jwtSecretName" -}}
+{{- default (printf "%s-jwt" (include "queen.brokerName" .)) .Values.auth.existingSecret -}}
+{{- end -}}
+
+{{/* The operator signs its own tokens with the HMAC key unless it is given a token Secret. */}}
+{{- define "queen.operatorSigns" -}}
+{{- if and (include "queen.authHmac" .) (not .Values.auth.operator.tokenSecret) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* HS256/384/512 as the brokers take them; auto (or an RS/EdDSA setting with an HMAC key too) signs HS256. */}}
+{{- define "queen.operatorSigningAlgorithm" -}}
+{{- if hasPrefix "HS" .Values.auth.algorithm -}}{{ .Values.auth.algorithm }}{{- else -}}HS256{{- end -}}
+{{- end -}}
+
+{{/* Value combinations that could never let a token through stop the render, naming the values. */}}
+{{- define "queen.authChecks" -}}
+{{- $auth := .Values.auth -}}
+{{- if $auth.enabled -}}
+{{- if and $auth.jwksUrl (hasPrefix "HS" $auth.algorithm) -}}
+{{- fail (printf "auth.jwksUrl verifies RS/EdDSA tokens, but auth.algorithm=%s takes HS tokens only: set auth.algorithm (RS256, EdDSA, auto) or drop auth.jwksUrl" $auth.algorithm) -}}
+{{- end -}}
+{{- if and (not (include "queen.authHmac" .)) (not $auth.jwksUrl) (not (hasKey (.Values.broker.env | default dict) "JWT_PUBLIC_KEY")) -}}
+{{- fail (printf "auth.algorithm=%s needs auth.jwksUrl (or JWT_PUBLIC_KEY in broker.env)" $auth.algorithm) -}}
+{{- end -}}
+{{- if and (not (include "queen.authHmac" .)) (not $auth.operator.tokenSecret) -}}
+{{- fail "auth.operator.tokenSecret is required: with keys from auth.jwksUrl (or a public key) the operator cannot sign its own tokens, so give it an admin token minted by your identity provider" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

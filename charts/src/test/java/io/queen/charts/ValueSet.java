@@ -9,6 +9,10 @@ enum ValueSet {
     NAMESPACED_RBAC("charts/src/test/resources/values/namespaced-rbac.yaml"),
     CRDS_SKIPPED("charts/src/test/resources/values/crds-skipped.yaml"),
     SERVICE_MONITOR("charts/src/test/resources/values/service-monitor.yaml"),
+    /** JWT on with the generated HMAC key; the operator signs its own tokens. */
+    AUTH_SIGNED("charts/src/test/resources/values/auth-signed.yaml"),
+    /** JWT on with an identity provider's keys; the operator's token from a Secret. */
+    AUTH_JWKS("charts/src/test/resources/values/auth-jwks.yaml"),
     /** The Kind suite's values: they must render and pass the schema here, where no cluster is. */
     KIND_E2E("e2e/values-kind.yaml");
 

@@ -1,8 +1,12 @@
 package io.queen.operator;
 
+import io.queen.operator.brokerclient.CredentialSettings;
+import io.queen.operator.brokerclient.Tokens;
 import io.queen.operator.reconcile.ReconcileTimings;
 
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
@@ -23,6 +27,8 @@ import java.util.stream.Collectors;
  *                        namespace in the chart); null rolls them in the watched namespaces
  * @param leaseIdentity   who holds the leader Lease: {@code LEADER_ELECTION_IDENTITY}, else the pod name
  *                        ({@code HOSTNAME}); null lets JOSDK pick a random one. Two replicas must differ.
+ * @param credentials     how the operator authenticates to the broker (none, a token, a token file, or
+ *                        admin tokens it signs itself); see {@link #credentials(Map)}
  */
 public record OperatorSettings(
         URI brokerUrl,
@@ -39,7 +45,8 @@ public record OperatorSettings(
         Duration rolloutPoll,
         boolean evictPods,
         String rolloutNamespace,
-        String leaseIdentity) {
+        String leaseIdentity,
+        CredentialSettings credentials) {
 
     public static OperatorSettings fromEnvironment() {
         return from(System.getenv());
@@ -63,7 +70,64 @@ public record OperatorSettings(
                 timings, bool(env, "ROLLOUT_ENABLED", true),
                 duration(env, "ROLL_READY_TIMEOUT", "5m"), duration(env, "ROLL_POLL_INTERVAL", "5s"),
                 bool(env, "ROLLOUT_EVICT_PODS", true), blankToNull(env.get("ROLLOUT_NAMESPACE")),
-                blankToNull(env.getOrDefault("LEADER_ELECTION_IDENTITY", env.get("HOSTNAME"))));
+                blankToNull(env.getOrDefault("LEADER_ELECTION_IDENTITY", env.get("HOSTNAME"))),
+                credentials(env));
+    }
+
+    /**
+     * At most one of {@code QUEEN_OPERATOR_TOKEN_FILE} (a mounted Secret, re-read on every call),
+     * {@code QUEEN_OPERATOR_TOKEN}, or {@code QUEEN_OPERATOR_JWT_SECRET} (sign admin tokens with the
+     * broker's HMAC secret: {@code QUEEN_OPERATOR_JWT_ALGORITHM} HS256/HS384/HS512,
+     * {@code QUEEN_OPERATOR_JWT_ISSUER}, {@code QUEEN_OPERATOR_JWT_AUDIENCE},
+     * {@code QUEEN_OPERATOR_JWT_ROLES_CLAIM} (role), {@code QUEEN_OPERATOR_JWT_ROLE} (admin),
+     * {@code QUEEN_OPERATOR_TOKEN_LIFETIME} (10m)). None: no credentials. Blank counts as unset.
+     */
+    static CredentialSettings credentials(Map<String, String> env) {
+        boolean allowInsecure = bool(env, "QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS", false);
+        String file = blankToNull(env.get("QUEEN_OPERATOR_TOKEN_FILE"));
+        String token = env.get("QUEEN_OPERATOR_TOKEN");
+        token = token == null || token.isBlank() ? null : token;
+        String secret = env.get("QUEEN_OPERATOR_JWT_SECRET");
+        secret = secret == null || secret.isEmpty() ? null : secret;
+        int sources = (file == null ? 0 : 1) + (token == null ? 0 : 1) + (secret == null ? 0 : 1);
+        if (sources > 1) {
+            throw new IllegalArgumentException("QUEEN_OPERATOR_TOKEN_FILE, QUEEN_OPERATOR_TOKEN and"
+                    + " QUEEN_OPERATOR_JWT_SECRET are alternatives: set one of them, not " + sources);
+        }
+        if (file != null) {
+            return new CredentialSettings(CredentialSettings.Source.TOKEN_FILE, null, Path.of(file), null, allowInsecure);
+        }
+        if (token != null) {
+            return new CredentialSettings(CredentialSettings.Source.TOKEN, Tokens.clean(token, "QUEEN_OPERATOR_TOKEN"),
+                    null, null, allowInsecure);
+        }
+        if (secret == null) {
+            return new CredentialSettings(CredentialSettings.Source.NONE, null, null, null, allowInsecure);
+        }
+        String algorithm = env.getOrDefault("QUEEN_OPERATOR_JWT_ALGORITHM", "HS256").trim().toUpperCase(Locale.ROOT);
+        int minimum = switch (algorithm) {
+            case "HS256" -> 32;
+            case "HS384" -> 48;
+            case "HS512" -> 64;
+            default -> throw invalid("QUEEN_OPERATOR_JWT_ALGORITHM", algorithm,
+                    "HS256, HS384 or HS512 (the operator signs with the broker's HMAC secret)");
+        };
+        byte[] key = secret.getBytes(StandardCharsets.UTF_8);
+        if (key.length < minimum) {
+            // The value itself is never repeated: it is a secret.
+            throw new IllegalArgumentException("QUEEN_OPERATOR_JWT_SECRET is " + key.length + " bytes; " + algorithm
+                    + " needs at least " + minimum + " (the broker refuses shorter keys too)");
+        }
+        Duration lifetime = duration(env, "QUEEN_OPERATOR_TOKEN_LIFETIME", "10m");
+        if (lifetime.compareTo(Duration.ofMinutes(1)) < 0 || lifetime.compareTo(Duration.ofHours(24)) > 0) {
+            throw invalid("QUEEN_OPERATOR_TOKEN_LIFETIME", env.get("QUEEN_OPERATOR_TOKEN_LIFETIME"), "between 1m and 24h");
+        }
+        return new CredentialSettings(CredentialSettings.Source.SIGNED, null, null,
+                new CredentialSettings.Signing(algorithm, key, blankToNull(env.get("QUEEN_OPERATOR_JWT_ISSUER")),
+                        blankToNull(env.get("QUEEN_OPERATOR_JWT_AUDIENCE")),
+                        word(env, "QUEEN_OPERATOR_JWT_ROLES_CLAIM", "role"), word(env, "QUEEN_OPERATOR_JWT_ROLE", "admin"),
+                        lifetime),
+                allowInsecure);
     }
 
     static Duration duration(Map<String, String> env, String name, String fallback) {
@@ -90,6 +154,11 @@ public record OperatorSettings(
         } catch (RuntimeException e) {
             throw invalid(name, raw, "a positive duration such as 30s, 5m, 1h or PT5M");
         }
+    }
+
+    private static String word(Map<String, String> env, String name, String fallback) {
+        String raw = env.get(name);
+        return raw == null || raw.isBlank() ? fallback : raw.trim();
     }
 
     private static boolean bool(Map<String, String> env, String name, boolean fallback) {

@@ -9,6 +9,7 @@ import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.operator.brokerclient.BrokerClient;
+import io.queen.operator.brokerclient.BrokerCredentials;
 import io.queen.operator.crd.Queue;
 import io.queen.operator.crd.Tenant;
 import io.queen.operator.reconcile.QueueReconciler;
@@ -20,6 +21,8 @@ import io.queen.operator.rollout.RolloutActions;
 import io.queen.operator.rollout.RolloutExecutor;
 import io.queen.operator.rollout.RolloutObserver;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -32,6 +35,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the settings and the clock differ.
  */
 public final class QueenOperator implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(QueenOperator.class);
+
     private final Operator operator;
     private final AtomicBoolean leading;
     private final AtomicBoolean closing;
@@ -80,7 +85,7 @@ public final class QueenOperator implements AutoCloseable {
         // Which replica does the work: 1 on the leader (or without leader election), 0 on a standby.
         Gauge.builder("queen.operator.leader", leading, l -> l.get() ? 1 : 0)
                 .description("1 while this replica holds the leader Lease and reconciles").register(metrics);
-        BrokerClient broker = new BrokerClient(settings.brokerUrl(), settings.brokerTimeout());
+        BrokerClient broker = new BrokerClient(settings.brokerUrl(), settings.brokerTimeout(), credentials(settings, clock));
         EventRecorder events = new EventRecorder(client, clock);
         StatusWriter statusWriter = new StatusWriter(client);
         // Retries for transient broker errors: quick at first, then backing off; after the last
@@ -116,6 +121,24 @@ public final class QueenOperator implements AutoCloseable {
                     });
         }
         return new QueenOperator(operator, leading, closing, settings.leaderElection());
+    }
+
+    /** The broker credentials, with one line at start on how they travel (never the token itself). */
+    private static BrokerCredentials credentials(OperatorSettings settings, Clock clock) {
+        BrokerCredentials credentials = BrokerCredentials.from(settings.credentials(), settings.brokerUrl(), clock);
+        if (credentials != BrokerCredentials.NONE && BrokerCredentials.sentInClear(settings.brokerUrl())) {
+            if (settings.credentials().allowInsecure()) {
+                LOG.warn("broker credentials ({}) go in clear text to {} (QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS=true)",
+                        credentials.describe(), settings.brokerUrl().getHost());
+            } else {
+                LOG.error("QUEEN_BROKER_URL {} is plain HTTP to a non-loopback host: the operator will not send its"
+                        + " credentials, and every Queue and Tenant shows Ready=False InsecureCredentialsRefused until"
+                        + " the URL is https or QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS=true", settings.brokerUrl());
+            }
+        } else {
+            LOG.info("broker credentials: {}", credentials.describe());
+        }
+        return credentials;
     }
 
     private static void watch(ControllerConfigurationOverrider<?> c, OperatorSettings settings) {

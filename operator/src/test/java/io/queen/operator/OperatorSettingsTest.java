@@ -1,8 +1,10 @@
 package io.queen.operator;
 
+import io.queen.operator.brokerclient.CredentialSettings;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -60,5 +62,63 @@ class OperatorSettingsTest {
         assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of("QUEEN_BROKER_URL", "broker:6632")));
         assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of("LEADER_ELECTION", "maybe")));
         assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of("BROKER_GIVE_UP_AFTER", "0s")));
+    }
+
+    private static final String SECRET = "k".repeat(32);
+
+    @Test
+    void withoutCredentialVariablesNoCredentialsAreSentAndPlainHttpIsNotAllowed() {
+        CredentialSettings c = OperatorSettings.from(Map.of()).credentials();
+
+        assertEquals(CredentialSettings.Source.NONE, c.source());
+        assertFalse(c.allowInsecure());
+    }
+
+    @Test
+    void eachCredentialSourceIsReadFromItsVariable() {
+        assertEquals(Path.of("/var/run/queen/token"), OperatorSettings.from(Map.of("QUEEN_OPERATOR_TOKEN_FILE",
+                "/var/run/queen/token")).credentials().tokenFile());
+        assertEquals("a.b.c", OperatorSettings.from(Map.of("QUEEN_OPERATOR_TOKEN", " Bearer a.b.c\n")).credentials().token());
+
+        CredentialSettings signed = OperatorSettings.from(Map.of("QUEEN_OPERATOR_JWT_SECRET", SECRET,
+                "QUEEN_OPERATOR_JWT_ISSUER", "idp", "QUEEN_OPERATOR_TOKEN_LIFETIME", "15m",
+                "QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS", "true")).credentials();
+        assertEquals(CredentialSettings.Source.SIGNED, signed.source());
+        assertEquals("HS256", signed.signing().algorithm());
+        assertEquals("idp", signed.signing().issuer());
+        assertNull(signed.signing().audience());
+        assertEquals("role", signed.signing().roleClaim());
+        assertEquals("admin", signed.signing().role());
+        assertEquals(Duration.ofMinutes(15), signed.signing().lifetime());
+        assertTrue(signed.allowInsecure());
+        assertFalse(signed.toString().contains(SECRET), "settings never print the secret");
+    }
+
+    @Test
+    void twoCredentialSourcesAreRefusedNamingThem() {
+        var e = assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of(
+                "QUEEN_OPERATOR_TOKEN_FILE", "/t", "QUEEN_OPERATOR_JWT_SECRET", SECRET)));
+        assertTrue(e.getMessage().contains("QUEEN_OPERATOR_TOKEN_FILE") && e.getMessage().contains("set one of them"),
+                e.getMessage());
+        assertEquals(CredentialSettings.Source.SIGNED, OperatorSettings.from(Map.of(
+                "QUEEN_OPERATOR_TOKEN_FILE", " ", "QUEEN_OPERATOR_JWT_SECRET", SECRET)).credentials().source(),
+                "a blank variable counts as unset");
+    }
+
+    @Test
+    void aSecretTooShortForItsAlgorithmIsRefusedWithoutRepeatingIt() {
+        var e = assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of(
+                "QUEEN_OPERATOR_JWT_SECRET", SECRET, "QUEEN_OPERATOR_JWT_ALGORITHM", "HS384")));
+        assertTrue(e.getMessage().contains("32 bytes") && e.getMessage().contains("48"), e.getMessage());
+        assertFalse(e.getMessage().contains(SECRET), e.getMessage());
+
+        assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of(
+                "QUEEN_OPERATOR_JWT_SECRET", SECRET, "QUEEN_OPERATOR_JWT_ALGORITHM", "RS256")));
+        assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of(
+                "QUEEN_OPERATOR_JWT_SECRET", SECRET, "QUEEN_OPERATOR_TOKEN_LIFETIME", "30s")));
+        assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of(
+                "QUEEN_OPERATOR_TOKEN", "two words")));
+        assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of(
+                "QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS", "maybe")));
     }
 }

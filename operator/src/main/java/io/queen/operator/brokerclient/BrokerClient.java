@@ -17,8 +17,10 @@ import java.util.Optional;
 /**
  * The broker's admin HTTP API, as the operator uses it. Every call names its tenant (sent as
  * {@code x-queen-tenant}; null means the broker's default tenant) and either returns the broker's
- * answer or throws {@link BrokerUnavailableException} (try again later) or
- * {@link BrokerRejectedException} (do not repeat the request).
+ * answer or throws {@link BrokerUnavailableException} (try again later),
+ * {@link BrokerRejectedException} (do not repeat the request) or {@link BrokerCredentialsException}
+ * (the operator's credentials did not get through). Every call carries the bearer token of
+ * {@link BrokerCredentials}, when there is one.
  */
 public class BrokerClient {
     public static final String TENANT_HEADER = "x-queen-tenant";
@@ -28,12 +30,20 @@ public class BrokerClient {
     private final URI baseUrl;
     private final Duration requestTimeout;
     private final HttpClient http;
+    private final BrokerCredentials credentials;
 
+    /** Without credentials, for a broker with authentication off. */
     public BrokerClient(URI baseUrl, Duration requestTimeout) {
+        this(baseUrl, requestTimeout, BrokerCredentials.NONE);
+    }
+
+    public BrokerClient(URI baseUrl, Duration requestTimeout, BrokerCredentials credentials) {
         // A trailing slash so that a base URL with a path prefix keeps it when routes are resolved.
         this.baseUrl = baseUrl.toString().endsWith("/") ? baseUrl : URI.create(baseUrl + "/");
         this.requestTimeout = requestTimeout;
-        this.http = HttpClient.newBuilder().connectTimeout(requestTimeout).build();
+        this.credentials = credentials;
+        // Never follow redirects: the token must go only to the broker that was named.
+        this.http = HttpClient.newBuilder().connectTimeout(requestTimeout).followRedirects(HttpClient.Redirect.NEVER).build();
     }
 
     public URI baseUrl() {
@@ -87,6 +97,7 @@ public class BrokerClient {
         if (tenantId != null) {
             request.header(TENANT_HEADER, tenantId);
         }
+        credentials.bearerToken().ifPresent(token -> request.header("Authorization", "Bearer " + token));
         HttpResponse<String> response;
         try {
             response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
@@ -102,6 +113,16 @@ public class BrokerClient {
             return Optional.of(parse(response.body()));
         }
         String message = errorText(response.body());
+        if (status == 401) {
+            credentials.refused();
+            throw new BrokerCredentialsException(BrokerCredentialsException.UNAUTHORIZED, true, method + " " + path
+                    + ": the broker refused the operator's credentials (" + credentials.describe() + "): 401 " + message);
+        }
+        if (status == 403) {
+            throw new BrokerCredentialsException(BrokerCredentialsException.FORBIDDEN, true, method + " " + path
+                    + ": the broker accepted the operator's token but not its role (" + credentials.describe()
+                    + "): 403 " + message + "; the operator needs the broker's admin role");
+        }
         if (status == 404) {
             // The broker's catch-all answers unknown /api routes with 404 too; that is a broker too
             // old for this operator, not an absent object.

@@ -7,6 +7,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.queen.operator.EventRecorder;
 import io.queen.operator.brokerclient.BrokerClient;
+import io.queen.operator.brokerclient.BrokerCredentialsException;
 import io.queen.operator.brokerclient.BrokerRejectedException;
 import io.queen.operator.brokerclient.BrokerUnavailableException;
 import io.queen.operator.brokerclient.TenantPurgeStep;
@@ -151,6 +152,15 @@ public class TenantReconciler implements Reconciler<Tenant> {
             notReady(tenant, status, "PurgeRejected", e.brokerMessage(), now);
             writeIfChanged(tenant, status);
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(timings.resync().toMillis());
+        } catch (BrokerCredentialsException e) {
+            // The broker is there but will not take the operator's credentials: wait for a fix.
+            if (e.brokerAnswered()) {
+                Conditions.set(status.getConditions(), Conditions.BROKER_REACHABLE, true, "Answered",
+                        "the broker answered the last call", generation, now);
+            }
+            notReady(tenant, status, e.reason(), e.getMessage(), now);
+            writeIfChanged(tenant, status);
+            return DeleteControl.noFinalizerRemoval().rescheduleAfter(timings.recheck().toMillis());
         }
     }
 

@@ -77,7 +77,9 @@ public final class SchemaJobs {
                 () -> new IllegalStateException("StatefulSet " + sts.getMetadata().getName() + " has no container"));
         List<EnvVar> env = new ArrayList<>();
         if (broker.getEnv() != null) {
-            broker.getEnv().stream().filter(v -> !NOT_FOR_THE_JOB.contains(v.getName())).forEach(env::add);
+            // JWT_*: the Job serves no request, so it needs no authentication and never holds the broker's key.
+            broker.getEnv().stream().filter(v -> !NOT_FOR_THE_JOB.contains(v.getName()) && !v.getName().startsWith("JWT_"))
+                    .forEach(env::add);
         }
         env.add(new EnvVarBuilder().withName("QUEEN_APPLY_SCHEMA").withValue("1").build());
         var envFrom = new ArrayList<>(broker.getEnvFrom() == null ? List.of() : broker.getEnvFrom());

@@ -28,6 +28,7 @@ class BrokerClientTest {
     private HttpServer server;
     private volatile int status;
     private volatile String body;
+    private volatile String authorization;
     private final List<String> seen = new ArrayList<>();
     private BrokerClient client;
 
@@ -36,6 +37,7 @@ class BrokerClientTest {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.createContext("/", exchange -> {
             String tenant = exchange.getRequestHeaders().getFirst(BrokerClient.TENANT_HEADER);
+            authorization = exchange.getRequestHeaders().getFirst("Authorization");
             String sent = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
             synchronized (seen) {
                 seen.add(exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath() + " tenant=" + tenant
@@ -48,6 +50,10 @@ class BrokerClientTest {
         });
         server.start();
         client = new BrokerClient(URI.create("http://127.0.0.1:" + server.getAddress().getPort()), Duration.ofSeconds(5));
+    }
+
+    private void withCredentials(BrokerCredentials credentials) {
+        client = new BrokerClient(client.baseUrl(), Duration.ofSeconds(5), credentials);
     }
 
     @AfterEach
@@ -65,6 +71,74 @@ class BrokerClientTest {
         assertEquals(120, options.path("leaseTime").asInt());
         assertEquals("POST /api/v1/configure tenant=6b1e0000-0000-4000-8000-00000000abcd {\"queue\":\"orders\",\"mode\":\"replace\"}",
                 seen.get(0));
+    }
+
+    @Test
+    void everyCallCarriesTheBearerTokenAndNoneWithoutCredentials() {
+        answer(200, "{\"name\":\"orders\"}");
+        client.queue(null, "orders");
+        assertNull(authorization, "no credentials, no Authorization header");
+
+        withCredentials(new StaticToken("header.payload.signature"));
+        client.queue(null, "orders");
+
+        assertEquals("Bearer header.payload.signature", authorization);
+    }
+
+    @Test
+    void a401IsACredentialsRefusalWithTheBrokersTextAndDropsACachedToken() {
+        var refusals = new java.util.concurrent.atomic.AtomicInteger();
+        withCredentials(new BrokerCredentials() {
+            @Override
+            public java.util.Optional<String> bearerToken() {
+                return java.util.Optional.of("t.t.t");
+            }
+
+            @Override
+            public void refused() {
+                refusals.incrementAndGet();
+            }
+
+            @Override
+            public String describe() {
+                return "a test token";
+            }
+        });
+        answer(401, "{\"error\":\"Invalid token signature\",\"code\":\"unauthorized\"}");
+
+        var e = assertThrows(BrokerCredentialsException.class, () -> client.configure(null, JSON.createObjectNode()));
+
+        assertEquals(BrokerCredentialsException.UNAUTHORIZED, e.reason());
+        assertTrue(e.brokerAnswered());
+        assertTrue(e.getMessage().contains("401 Invalid token signature") && e.getMessage().contains("a test token"),
+                e.getMessage());
+        assertEquals(1, refusals.get());
+    }
+
+    @Test
+    void a403SaysTheTokenLacksTheAdminRole() {
+        withCredentials(new StaticToken("t.t.t"));
+        answer(403, "{\"error\":\"Insufficient permissions\"}");
+
+        var e = assertThrows(BrokerCredentialsException.class, () -> client.deleteQueue(null, "orders"));
+
+        assertEquals(BrokerCredentialsException.FORBIDDEN, e.reason());
+        assertTrue(e.getMessage().contains("admin role") && e.getMessage().contains("Insufficient permissions"), e.getMessage());
+    }
+
+    @Test
+    void credentialsRefusedOverPlainHttpAreNeverSent() {
+        answer(200, "{}");
+        // The refusal comes before any connection: this host does not even need to exist.
+        URI plain = URI.create("http://queen-broker.invalid:6632");
+        BrokerClient refusing = new BrokerClient(plain, Duration.ofSeconds(5), BrokerCredentials.from(
+                new CredentialSettings(CredentialSettings.Source.TOKEN, "t.t.t", null, null, false), plain,
+                java.time.Clock.systemUTC()));
+
+        var e = assertThrows(BrokerCredentialsException.class, () -> refusing.queue(null, "orders"));
+
+        assertEquals(BrokerCredentialsException.INSECURE, e.reason());
+        assertFalse(e.brokerAnswered());
     }
 
     @Test

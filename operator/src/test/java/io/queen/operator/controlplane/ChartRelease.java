@@ -4,6 +4,7 @@ import com.marcnuri.helm.Helm;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
@@ -11,9 +12,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +37,8 @@ public final class ChartRelease {
 
     private final String namespace;
     private final List<HasMetadata> objects;
+    /** The client that installed the release: Secrets are read through it, as the kubelet reads them for a pod. */
+    private KubernetesClient installedWith;
 
     private ChartRelease(String namespace, List<HasMetadata> objects) {
         this.namespace = namespace;
@@ -82,6 +87,7 @@ public final class ChartRelease {
 
     /** Creates the CRDs (and waits until they are Established), the namespace, then every other object but the operator's Deployment. */
     public void install(KubernetesClient admin) {
+        installedWith = admin;
         if (admin.namespaces().withName(namespace).get() == null) {
             admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build()).create();
         }
@@ -102,7 +108,8 @@ public final class ChartRelease {
 
     /**
      * The operator container's environment as the chart sets it, with {@code overrides} on top
-     * (the broker URL of the test's broker, short intervals).
+     * (the broker URL of the test's broker, short intervals). A Secret reference is resolved from the
+     * installed Secret, as the kubelet resolves it for the pod.
      */
     public Map<String, String> operatorEnvironment(Map<String, String> overrides) {
         Map<String, String> env = new HashMap<>();
@@ -112,10 +119,25 @@ public final class ChartRelease {
             } else if (v.getValueFrom() != null && v.getValueFrom().getFieldRef() != null
                     && "metadata.namespace".equals(v.getValueFrom().getFieldRef().getFieldPath())) {
                 env.put(v.getName(), namespace);
+            } else if (v.getValueFrom() != null && v.getValueFrom().getSecretKeyRef() != null) {
+                env.put(v.getName(), secretValue(v.getValueFrom().getSecretKeyRef().getName(),
+                        v.getValueFrom().getSecretKeyRef().getKey()));
             }
         }
         env.putAll(overrides);
         return env;
+    }
+
+    /** A key of a Secret in the release namespace, read from the API server the release was installed on. */
+    public String secretValue(String secret, String key) {
+        if (installedWith == null) {
+            throw new IllegalStateException("Secret " + secret + " is read from the cluster: install the release first");
+        }
+        Secret found = installedWith.secrets().inNamespace(namespace).withName(secret).get();
+        if (found == null || found.getData() == null || !found.getData().containsKey(key)) {
+            throw new IllegalStateException("Secret " + namespace + "/" + secret + " has no key " + key);
+        }
+        return new String(Base64.getDecoder().decode(found.getData().get(key)), StandardCharsets.UTF_8);
     }
 
     /** The ServiceAccount the operator's Deployment runs as. */

@@ -16,6 +16,7 @@ import io.queen.operator.crd.Tenant;
 import io.queen.operator.crd.TenantDeletionPolicy;
 import io.queen.operator.crd.TenantReference;
 import io.queen.operator.support.Declared;
+import io.queen.operator.brokerclient.CredentialSettings;
 import io.queen.operator.support.FakeBroker;
 import io.queen.operator.support.OperatorHarness;
 import io.queen.operator.support.Steady;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -168,6 +170,40 @@ class QueueAndTenantReconcilerTest {
 
         awaitReady("orders", "True");
         assertNotNull(broker.queue(null, "orders"));
+    }
+
+    @Test
+    void aRefusedTokenIsANotReadyConditionOnAReachableBrokerUntilTheBrokerTakesIt() {
+        startOperator(Duration.ofMinutes(5), Duration.ofMinutes(10));
+        broker.failWith(401, "{\"error\":\"Invalid token signature\",\"code\":\"unauthorized\"}");
+        client.resource(queue("orders", QueueDeletionPolicy.Retain)).create();
+
+        Condition refused = awaitReady("orders", "False");
+        assertEquals("BrokerUnauthorized", refused.getReason());
+        assertTrue(refused.getMessage().contains("401 Invalid token signature"), refused.getMessage());
+        assertEquals("True", condition("orders", Conditions.BROKER_REACHABLE).orElseThrow().getStatus(),
+                "a 401 is an answer: the broker is reachable");
+        assertEquals(1, events("orders").stream().filter("BrokerUnauthorized"::equals).count());
+
+        broker.failWith(0, "");
+
+        awaitReady("orders", "True");
+    }
+
+    @Test
+    void credentialsHeldBackOverPlainHttpShowOnTheResourceAndNothingIsSent() {
+        // A non-loopback plain-HTTP URL: the operator refuses before connecting, so it need not exist.
+        operator = OperatorHarness.start(client, URI.create("http://queen-broker.invalid:6632"),
+                OperatorHarness.fastTimings(Duration.ofMinutes(5), Duration.ofMinutes(10)), false, Clock.systemUTC(),
+                new CredentialSettings(CredentialSettings.Source.TOKEN, "t.t.t", null, null, false));
+        client.resource(queue("orders", QueueDeletionPolicy.Retain)).create();
+
+        Condition refused = awaitReady("orders", "False");
+
+        assertEquals("InsecureCredentialsRefused", refused.getReason());
+        assertTrue(refused.getMessage().contains("QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS"), refused.getMessage());
+        assertTrue(condition("orders", Conditions.BROKER_REACHABLE).isEmpty(), "no call was made, so nothing is known");
+        assertTrue(operator.alive(), "a refusal is a condition, not a stopped operator");
     }
 
     @Test

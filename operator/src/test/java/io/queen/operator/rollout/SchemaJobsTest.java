@@ -45,6 +45,8 @@ class SchemaJobsTest {
                 .withEffect("NoSchedule").endToleration().withPriorityClassName("queen-high")
                 .addNewContainer().withName("broker").withImage("queen-broker:2")
                 .addNewEnv().withName("QUEEN_ENCRYPTION_KEY").withValue("00").endEnv()
+                .addNewEnv().withName("JWT_ENABLED").withValue("true").endEnv()
+                .addNewEnv().withName("JWT_SECRET").withValue("s".repeat(32)).endEnv()
                 .addNewEnv().withName("PG_USER").withValue("runtime").endEnv()
                 .addNewEnv().withName("PG_HOST").withValue("db").endEnv().endContainer()
                 .endSpec().endTemplate().endSpec().build();
@@ -57,6 +59,8 @@ class SchemaJobsTest {
         var names = pod.getContainers().getFirst().getEnv().stream().map(e -> e.getName()).toList();
         assertTrue(names.contains("PG_HOST"), names.toString());
         assertTrue(!names.contains("QUEEN_ENCRYPTION_KEY") && !names.contains("PG_USER"), names.toString());
+        assertTrue(!names.contains("JWT_ENABLED") && !names.contains("JWT_SECRET"),
+                "the Job serves nothing: no authentication, no key: " + names);
     }
 
     @Test

@@ -10,15 +10,21 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Optional;
 
-/** The test's own view of the broker, through its HTTP API only. */
+/** The test's own view of the broker, through its HTTP API only (with a bearer token when the broker needs one). */
 public final class BrokerApi {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     private final URI url;
+    private final String token;
 
     public BrokerApi(URI url) {
+        this(url, null);
+    }
+
+    public BrokerApi(URI url, String token) {
         this.url = url;
+        this.token = token;
     }
 
     /** The queue as {@code GET /api/v1/resources/queues/:name} shows it, or empty on a 404. */
@@ -41,6 +47,9 @@ public final class BrokerApi {
         }
         if (tenant != null) {
             request.header("x-queen-tenant", tenant);
+        }
+        if (token != null) {
+            request.header("Authorization", "Bearer " + token);
         }
         return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }

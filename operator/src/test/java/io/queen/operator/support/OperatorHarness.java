@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.operator.OperatorSettings;
 import io.queen.operator.QueenOperator;
+import io.queen.operator.brokerclient.CredentialSettings;
 import io.queen.operator.reconcile.ReconcileTimings;
 
 import java.io.IOException;
@@ -41,9 +42,14 @@ public final class OperatorHarness {
 
     public static QueenOperator start(KubernetesClient client, URI brokerUrl, ReconcileTimings timings, boolean rollout,
                                       Clock clock) {
+        return start(client, brokerUrl, timings, rollout, clock, CredentialSettings.NONE);
+    }
+
+    public static QueenOperator start(KubernetesClient client, URI brokerUrl, ReconcileTimings timings, boolean rollout,
+                                      Clock clock, CredentialSettings credentials) {
         OperatorSettings settings = new OperatorSettings(brokerUrl, Duration.ofSeconds(5), Set.of(), false, false,
                 "queen-operator", null, 0, timings, rollout, Duration.ofSeconds(30), Duration.ofMillis(500),
-                false, null, null);
+                false, null, null, credentials);
         QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), clock, () -> { });
         operator.start();
         return operator;

@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * of a real PostgreSQL: the one in {@code QUEEN_TEST_PG_URL} (postgresql://user:password@host:port/db,
  * what CI sets), else an embedded PostgreSQL started once per JVM. Tenancy by header is on, so
  * Tenant resources are real tenants. The database is dropped when the broker closes, so runs
- * against a developer's own PostgreSQL leave nothing behind.
+ * against a developer's own PostgreSQL leave nothing behind. {@link #startWithJwt} starts it with
+ * JWT authentication on, as the chart's {@code auth} values configure it.
  */
 public final class RealBroker implements AutoCloseable {
     private record Server(String host, int port, String user, String password, String adminDatabase) {
@@ -39,6 +40,16 @@ public final class RealBroker implements AutoCloseable {
     }
 
     public static RealBroker start(String purpose) {
+        return start(purpose, Map.of());
+    }
+
+    /** With {@code JWT_ENABLED=true} and this HS256 secret: every non-public route needs a token it signed. */
+    public static RealBroker startWithJwt(String purpose, String secret) {
+        return start(purpose, Map.of("JWT_ENABLED", "true", "JWT_ALGORITHM", "HS256", "JWT_SECRET", secret));
+    }
+
+    /** {@code extraEnv}: broker variables on top of the test defaults (the database, a free port, tenancy by header). */
+    public static RealBroker start(String purpose, Map<String, String> extraEnv) {
         Server pg = server();
         String database = "op_" + purpose.toLowerCase().replaceAll("[^a-z0-9]", "_") + "_" + ProcessHandle.current().pid()
                 + "_" + DATABASES.incrementAndGet();
@@ -58,6 +69,7 @@ public final class RealBroker implements AutoCloseable {
         env.put("DB_POOL_SIZE", "8");
         env.put("QUEEN_TENANCY_HEADER", "true");
         env.put("QUEEN_KV_TRUSTED_PROXY", "true");
+        env.putAll(extraEnv);
         return new RealBroker(Broker.start(BrokerSettings.from(new Env(env))), database);
     }
 
