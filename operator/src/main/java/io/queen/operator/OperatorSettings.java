@@ -29,6 +29,9 @@ import java.util.stream.Collectors;
  *                        ({@code HOSTNAME}); null lets JOSDK pick a random one. Two replicas must differ.
  * @param credentials     how the operator authenticates to the broker (none, a token, a token file, or
  *                        admin tokens it signs itself); see {@link #credentials(Map)}
+ * @param brokerCaFile    with an https {@code brokerUrl}: the PEM CA certificates the broker's certificate
+ *                        must chain to ({@code QUEEN_BROKER_CA_FILE}, re-read when it changes); null for the
+ *                        JDK's default trust store
  */
 public record OperatorSettings(
         URI brokerUrl,
@@ -46,7 +49,8 @@ public record OperatorSettings(
         boolean evictPods,
         String rolloutNamespace,
         String leaseIdentity,
-        CredentialSettings credentials) {
+        CredentialSettings credentials,
+        Path brokerCaFile) {
 
     public static OperatorSettings fromEnvironment() {
         return from(System.getenv());
@@ -71,7 +75,20 @@ public record OperatorSettings(
                 duration(env, "ROLL_READY_TIMEOUT", "5m"), duration(env, "ROLL_POLL_INTERVAL", "5s"),
                 bool(env, "ROLLOUT_EVICT_PODS", true), blankToNull(env.get("ROLLOUT_NAMESPACE")),
                 blankToNull(env.getOrDefault("LEADER_ELECTION_IDENTITY", env.get("HOSTNAME"))),
-                credentials(env));
+                credentials(env), caFile(env, brokerUrl));
+    }
+
+    /** Only with https: a CA for a plain-HTTP URL would look like TLS while nothing is encrypted. */
+    static Path caFile(Map<String, String> env, URI brokerUrl) {
+        String file = blankToNull(env.get("QUEEN_BROKER_CA_FILE"));
+        if (file == null) {
+            return null;
+        }
+        if (!"https".equals(brokerUrl.getScheme())) {
+            throw new IllegalArgumentException("QUEEN_BROKER_CA_FILE is set but QUEEN_BROKER_URL " + brokerUrl
+                    + " is plain HTTP: use an https URL for a broker with TLS, or unset QUEEN_BROKER_CA_FILE");
+        }
+        return Path.of(file);
     }
 
     /**

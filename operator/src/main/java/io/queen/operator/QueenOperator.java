@@ -85,7 +85,8 @@ public final class QueenOperator implements AutoCloseable {
         // Which replica does the work: 1 on the leader (or without leader election), 0 on a standby.
         Gauge.builder("queen.operator.leader", leading, l -> l.get() ? 1 : 0)
                 .description("1 while this replica holds the leader Lease and reconciles").register(metrics);
-        BrokerClient broker = new BrokerClient(settings.brokerUrl(), settings.brokerTimeout(), credentials(settings, clock));
+        BrokerClient broker = new BrokerClient(settings.brokerUrl(), settings.brokerTimeout(), credentials(settings, clock),
+                settings.brokerCaFile());
         EventRecorder events = new EventRecorder(client, clock);
         StatusWriter statusWriter = new StatusWriter(client);
         // Retries for transient broker errors: quick at first, then backing off; after the last
@@ -137,6 +138,11 @@ public final class QueenOperator implements AutoCloseable {
             }
         } else {
             LOG.info("broker credentials: {}", credentials.describe());
+        }
+        if ("https".equals(settings.brokerUrl().getScheme())) {
+            LOG.info("broker certificate checked against {} and the host name {}", settings.brokerCaFile() == null
+                    ? "the JDK's default trust store" : "the CA certificates in " + settings.brokerCaFile(),
+                    settings.brokerUrl().getHost());
         }
         return credentials;
     }

@@ -121,4 +121,18 @@ class OperatorSettingsTest {
         assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of(
                 "QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS", "maybe")));
     }
+
+    @Test
+    void aBrokerCaFileIsTakenForAnHttpsUrlAndRefusedForPlainHttp() {
+        assertNull(OperatorSettings.from(Map.of()).brokerCaFile(), "the JDK's default trust store");
+        OperatorSettings tls = OperatorSettings.from(Map.of("QUEEN_BROKER_URL", "https://queen-broker.q.svc:6632",
+                "QUEEN_BROKER_CA_FILE", " /var/run/secrets/queen-broker-ca/ca.crt "));
+        assertEquals(Path.of("/var/run/secrets/queen-broker-ca/ca.crt"), tls.brokerCaFile());
+        assertEquals("https", tls.brokerUrl().getScheme());
+
+        var e = assertThrows(IllegalArgumentException.class, () -> OperatorSettings.from(Map.of(
+                "QUEEN_BROKER_URL", "http://queen-broker:6632", "QUEEN_BROKER_CA_FILE", "/ca.crt")));
+        assertTrue(e.getMessage().contains("QUEEN_BROKER_CA_FILE") && e.getMessage().contains("plain HTTP"), e.getMessage());
+        assertNull(OperatorSettings.from(Map.of("QUEEN_BROKER_CA_FILE", " ")).brokerCaFile(), "blank counts as unset");
+    }
 }

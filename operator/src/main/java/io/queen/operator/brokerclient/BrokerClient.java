@@ -7,10 +7,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -18,9 +19,9 @@ import java.util.Optional;
  * The broker's admin HTTP API, as the operator uses it. Every call names its tenant (sent as
  * {@code x-queen-tenant}; null means the broker's default tenant) and either returns the broker's
  * answer or throws {@link BrokerUnavailableException} (try again later),
- * {@link BrokerRejectedException} (do not repeat the request) or {@link BrokerCredentialsException}
- * (the operator's credentials did not get through). Every call carries the bearer token of
- * {@link BrokerCredentials}, when there is one.
+ * {@link BrokerRejectedException} (do not repeat the request) or {@link BrokerSetupException}
+ * (the operator's credentials did not get through, or it does not trust the broker's certificate).
+ * Every call carries the bearer token of {@link BrokerCredentials}, when there is one.
  */
 public class BrokerClient {
     public static final String TENANT_HEADER = "x-queen-tenant";
@@ -29,7 +30,7 @@ public class BrokerClient {
 
     private final URI baseUrl;
     private final Duration requestTimeout;
-    private final HttpClient http;
+    private final BrokerTransport transport;
     private final BrokerCredentials credentials;
 
     /** Without credentials, for a broker with authentication off. */
@@ -38,12 +39,16 @@ public class BrokerClient {
     }
 
     public BrokerClient(URI baseUrl, Duration requestTimeout, BrokerCredentials credentials) {
+        this(baseUrl, requestTimeout, credentials, null);
+    }
+
+    /** {@code caFile}: with an https URL, the PEM CA certificates the broker's certificate must chain to; null for the JDK's. */
+    public BrokerClient(URI baseUrl, Duration requestTimeout, BrokerCredentials credentials, Path caFile) {
         // A trailing slash so that a base URL with a path prefix keeps it when routes are resolved.
         this.baseUrl = baseUrl.toString().endsWith("/") ? baseUrl : URI.create(baseUrl + "/");
         this.requestTimeout = requestTimeout;
         this.credentials = credentials;
-        // Never follow redirects: the token must go only to the broker that was named.
-        this.http = HttpClient.newBuilder().connectTimeout(requestTimeout).followRedirects(HttpClient.Redirect.NEVER).build();
+        this.transport = new BrokerTransport(this.baseUrl, caFile, requestTimeout);
     }
 
     public URI baseUrl() {
@@ -100,8 +105,14 @@ public class BrokerClient {
         credentials.bearerToken().ifPresent(token -> request.header("Authorization", "Bearer " + token));
         HttpResponse<String> response;
         try {
-            response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            response = transport.client().send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         } catch (IOException e) {
+            CertificateException refused = certificateRefusal(e);
+            if (refused != null) {
+                throw new BrokerTlsException(BrokerTlsException.UNTRUSTED, method + " " + path + ": the broker at "
+                        + baseUrl + " presented a certificate the operator does not trust (" + refused.getMessage()
+                        + "); it trusts " + transport.trust() + ". Nothing was sent.");
+            }
             throw new BrokerUnavailableException(method + " " + path + ": broker at " + baseUrl + " unreachable: "
                     + describe(e), e);
         } catch (InterruptedException e) {
@@ -135,6 +146,21 @@ public class BrokerClient {
             throw new BrokerUnavailableException(method + " " + path + ": broker answered " + status + ": " + message, null);
         }
         throw new BrokerRejectedException(status, message);
+    }
+
+    /**
+     * The certificate check that failed the handshake, if that is why the call failed: the CA, the
+     * validity or the host name. Other TLS failures (a connection cut mid-handshake) stay transient.
+     */
+    private static CertificateException certificateRefusal(IOException e) {
+        CertificateException found = null;
+        for (Throwable cause = e; cause != null && cause.getCause() != cause; cause = cause.getCause()) {
+            if (cause instanceof CertificateException certificate) {
+                // The deepest one says most: "No subject alternative names matching ...", "PKIX path building failed".
+                found = certificate;
+            }
+        }
+        return found;
     }
 
     private static String segment(String value) {

@@ -6,7 +6,7 @@ package io.queen.operator.brokerclient;
  * file that cannot be read). Repeating the call as it is cannot help; a fixed Secret or setting
  * will, so callers report it and look again after a while instead of retrying fast.
  */
-public final class BrokerCredentialsException extends BrokerException {
+public final class BrokerCredentialsException extends BrokerSetupException {
     /** The broker answered 401: no token, or a token it does not accept. */
     public static final String UNAUTHORIZED = "BrokerUnauthorized";
     /** The broker answered 403: the token is valid but its role is not admin. */
@@ -16,22 +16,7 @@ public final class BrokerCredentialsException extends BrokerException {
     /** Not sent: the token could not be read or made. */
     public static final String UNAVAILABLE = "CredentialsUnavailable";
 
-    private final String reason;
-    private final boolean brokerAnswered;
-
     public BrokerCredentialsException(String reason, boolean brokerAnswered, String message) {
-        super(message, null);
-        this.reason = reason;
-        this.brokerAnswered = brokerAnswered;
-    }
-
-    /** One of the constants above: the condition reason to show. */
-    public String reason() {
-        return reason;
-    }
-
-    /** True for a 401/403 (the broker is reachable), false when nothing was sent. */
-    public boolean brokerAnswered() {
-        return brokerAnswered;
+        super(reason, brokerAnswered, message);
     }
 }

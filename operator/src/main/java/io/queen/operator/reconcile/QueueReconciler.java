@@ -15,7 +15,7 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.queen.operator.EventRecorder;
 import io.queen.operator.brokerclient.BrokerClient;
-import io.queen.operator.brokerclient.BrokerCredentialsException;
+import io.queen.operator.brokerclient.BrokerSetupException;
 import io.queen.operator.brokerclient.BrokerQueue;
 import io.queen.operator.brokerclient.BrokerRejectedException;
 import io.queen.operator.brokerclient.BrokerUnavailableException;
@@ -127,8 +127,8 @@ public class QueueReconciler implements Reconciler<Queue> {
 
         try {
             return configure(queue, status, queueName, tenant, now);
-        } catch (BrokerCredentialsException e) {
-            credentialsRefused(queue, status, e, now);
+        } catch (BrokerSetupException e) {
+            setupRefused(queue, status, e, now);
             // A fixed Secret or setting is picked up at the next look; no fast retry against a refusal.
             return update(queue, status).rescheduleAfter(timings.recheck());
         }
@@ -266,16 +266,16 @@ public class QueueReconciler implements Reconciler<Queue> {
             notReady(queue, status, "DeleteRejected", e.brokerMessage(), now);
             writeIfChanged(queue, status);
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(timings.resync().toMillis());
-        } catch (BrokerCredentialsException e) {
-            // Not a broker that is gone: the finalizer stays until the credentials are fixed (or Retain).
-            credentialsRefused(queue, status, e, now);
+        } catch (BrokerSetupException e) {
+            // Not a broker that is gone: the finalizer stays until the credentials or the trust are fixed (or Retain).
+            setupRefused(queue, status, e, now);
             writeIfChanged(queue, status);
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(timings.recheck().toMillis());
         }
     }
 
-    /** Ready=False with the refusal's own reason; a 401/403 also says that the broker answered. */
-    private void credentialsRefused(Queue queue, QueueStatus status, BrokerCredentialsException e, Instant now) {
+    /** Ready=False with the refusal's own reason (credentials or TLS trust); a 401/403 also says that the broker answered. */
+    private void setupRefused(Queue queue, QueueStatus status, BrokerSetupException e, Instant now) {
         if (e.brokerAnswered()) {
             markReachable(status, queue.getMetadata().getGeneration(), now);
         }

@@ -7,7 +7,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.queen.operator.EventRecorder;
 import io.queen.operator.brokerclient.BrokerClient;
-import io.queen.operator.brokerclient.BrokerCredentialsException;
+import io.queen.operator.brokerclient.BrokerSetupException;
 import io.queen.operator.brokerclient.BrokerRejectedException;
 import io.queen.operator.brokerclient.BrokerUnavailableException;
 import io.queen.operator.brokerclient.TenantPurgeStep;
@@ -152,8 +152,8 @@ public class TenantReconciler implements Reconciler<Tenant> {
             notReady(tenant, status, "PurgeRejected", e.brokerMessage(), now);
             writeIfChanged(tenant, status);
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(timings.resync().toMillis());
-        } catch (BrokerCredentialsException e) {
-            // The broker is there but will not take the operator's credentials: wait for a fix.
+        } catch (BrokerSetupException e) {
+            // Credentials refused or the broker's certificate not trusted: wait for a fixed Secret or setting.
             if (e.brokerAnswered()) {
                 Conditions.set(status.getConditions(), Conditions.BROKER_REACHABLE, true, "Answered",
                         "the broker answered the last call", generation, now);

@@ -27,7 +27,8 @@ import java.util.Set;
  *
  * <p>Brokers run with {@code QUEEN_APPLY_SCHEMA=0} under a runtime database role. The Job runs the
  * template's (new) broker image with the {@code apply-schema} command: same env and envFrom as the
- * broker, minus the database user and password (and the encryption key it never needs), plus
+ * broker, minus the database user and password (and the encryption key, the JWT settings and the
+ * listener TLS files it never needs), plus
  * {@code PG_USER}/{@code PG_PASSWORD} from the owner credentials Secret named by the StatefulSet
  * annotation {@value #OWNER_SECRET_ANNOTATION}, under the keys the two key annotations name; only
  * the Job reads that Secret.
@@ -77,9 +78,10 @@ public final class SchemaJobs {
                 () -> new IllegalStateException("StatefulSet " + sts.getMetadata().getName() + " has no container"));
         List<EnvVar> env = new ArrayList<>();
         if (broker.getEnv() != null) {
-            // JWT_*: the Job serves no request, so it needs no authentication and never holds the broker's key.
-            broker.getEnv().stream().filter(v -> !NOT_FOR_THE_JOB.contains(v.getName()) && !v.getName().startsWith("JWT_"))
-                    .forEach(env::add);
+            // JWT_* and QUEEN_TLS_*: the Job serves no request, so it needs neither authentication nor a
+            // listener certificate, never holds the broker's keys, and does not mount their Secrets.
+            broker.getEnv().stream().filter(v -> !NOT_FOR_THE_JOB.contains(v.getName()) && !v.getName().startsWith("JWT_")
+                    && !v.getName().startsWith("QUEEN_TLS_")).forEach(env::add);
         }
         env.add(new EnvVarBuilder().withName("QUEEN_APPLY_SCHEMA").withValue("1").build());
         var envFrom = new ArrayList<>(broker.getEnvFrom() == null ? List.of() : broker.getEnvFrom());

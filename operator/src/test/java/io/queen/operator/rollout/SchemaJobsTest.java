@@ -47,6 +47,8 @@ class SchemaJobsTest {
                 .addNewEnv().withName("QUEEN_ENCRYPTION_KEY").withValue("00").endEnv()
                 .addNewEnv().withName("JWT_ENABLED").withValue("true").endEnv()
                 .addNewEnv().withName("JWT_SECRET").withValue("s".repeat(32)).endEnv()
+                .addNewEnv().withName("QUEEN_TLS_CERT_FILE").withValue("/etc/queen/tls/tls.crt").endEnv()
+                .addNewEnv().withName("QUEEN_TLS_KEY_FILE").withValue("/etc/queen/tls/tls.key").endEnv()
                 .addNewEnv().withName("PG_USER").withValue("runtime").endEnv()
                 .addNewEnv().withName("PG_HOST").withValue("db").endEnv().endContainer()
                 .endSpec().endTemplate().endSpec().build();
@@ -61,6 +63,8 @@ class SchemaJobsTest {
         assertTrue(!names.contains("QUEEN_ENCRYPTION_KEY") && !names.contains("PG_USER"), names.toString());
         assertTrue(!names.contains("JWT_ENABLED") && !names.contains("JWT_SECRET"),
                 "the Job serves nothing: no authentication, no key: " + names);
+        assertTrue(names.stream().noneMatch(n -> n.startsWith("QUEEN_TLS_")),
+                "no listener certificate either: the Job does not mount its Secret: " + names);
     }
 
     @Test

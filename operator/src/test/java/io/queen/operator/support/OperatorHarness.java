@@ -47,9 +47,15 @@ public final class OperatorHarness {
 
     public static QueenOperator start(KubernetesClient client, URI brokerUrl, ReconcileTimings timings, boolean rollout,
                                       Clock clock, CredentialSettings credentials) {
+        return start(client, brokerUrl, timings, rollout, clock, credentials, null);
+    }
+
+    /** {@code caFile}: the PEM CA an https broker's certificate is checked with (QUEEN_BROKER_CA_FILE), or null. */
+    public static QueenOperator start(KubernetesClient client, URI brokerUrl, ReconcileTimings timings, boolean rollout,
+                                      Clock clock, CredentialSettings credentials, Path caFile) {
         OperatorSettings settings = new OperatorSettings(brokerUrl, Duration.ofSeconds(5), Set.of(), false, false,
                 "queen-operator", null, 0, timings, rollout, Duration.ofSeconds(30), Duration.ofMillis(500),
-                false, null, null, credentials);
+                false, null, null, credentials, caFile);
         QueenOperator operator = QueenOperator.create(client, settings, new SimpleMeterRegistry(), clock, () -> { });
         operator.start();
         return operator;
