@@ -3,6 +3,7 @@ package io.queen.operator.support;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import javax.net.ssl.SSLContext;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,14 +18,25 @@ public final class BrokerApi {
 
     private final URI url;
     private final String token;
+    private final HttpClient http;
 
     public BrokerApi(URI url) {
         this(url, null);
     }
 
     public BrokerApi(URI url, String token) {
+        this(url, token, HTTP);
+    }
+
+    /** For a broker over https: {@code trust} is a client context that trusts its certificate. */
+    public BrokerApi(URI url, String token, SSLContext trust) {
+        this(url, token, HttpClient.newBuilder().sslContext(trust).build());
+    }
+
+    private BrokerApi(URI url, String token, HttpClient http) {
         this.url = url;
         this.token = token;
+        this.http = http;
     }
 
     /** The queue as {@code GET /api/v1/resources/queues/:name} shows it, or empty on a 404. */
@@ -51,6 +63,6 @@ public final class BrokerApi {
         if (token != null) {
             request.header("Authorization", "Bearer " + token);
         }
-        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 }

@@ -8,6 +8,7 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -22,7 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * what CI sets), else an embedded PostgreSQL started once per JVM. Tenancy by header is on, so
  * Tenant resources are real tenants. The database is dropped when the broker closes, so runs
  * against a developer's own PostgreSQL leave nothing behind. {@link #startWithJwt} starts it with
- * JWT authentication on, as the chart's {@code auth} values configure it.
+ * JWT authentication on, as the chart's {@code auth} values configure it; {@link #startWithTls} also
+ * serves HTTPS only, from PEM files as the chart's {@code tls} values mount them.
  */
 public final class RealBroker implements AutoCloseable {
     private record Server(String host, int port, String user, String password, String adminDatabase) {
@@ -33,10 +35,12 @@ public final class RealBroker implements AutoCloseable {
 
     private final Broker broker;
     private final String database;
+    private final boolean tls;
 
-    private RealBroker(Broker broker, String database) {
+    private RealBroker(Broker broker, String database, boolean tls) {
         this.broker = broker;
         this.database = database;
+        this.tls = tls;
     }
 
     public static RealBroker start(String purpose) {
@@ -46,6 +50,16 @@ public final class RealBroker implements AutoCloseable {
     /** With {@code JWT_ENABLED=true} and this HS256 secret: every non-public route needs a token it signed. */
     public static RealBroker startWithJwt(String purpose, String secret) {
         return start(purpose, Map.of("JWT_ENABLED", "true", "JWT_ALGORITHM", "HS256", "JWT_SECRET", secret));
+    }
+
+    /**
+     * JWT on as {@link #startWithJwt}, and the listener on HTTPS only with this PEM chain and key
+     * (re-read every 200 ms, so a test can renew them).
+     */
+    public static RealBroker startWithTls(String purpose, String secret, Path certFile, Path keyFile) {
+        return start(purpose, Map.of("JWT_ENABLED", "true", "JWT_ALGORITHM", "HS256", "JWT_SECRET", secret,
+                "QUEEN_TLS_CERT_FILE", certFile.toString(), "QUEEN_TLS_KEY_FILE", keyFile.toString(),
+                "QUEEN_TLS_RELOAD_INTERVAL_MS", "200"));
     }
 
     /** {@code extraEnv}: broker variables on top of the test defaults (the database, a free port, tenancy by header). */
@@ -70,11 +84,13 @@ public final class RealBroker implements AutoCloseable {
         env.put("QUEEN_TENANCY_HEADER", "true");
         env.put("QUEEN_KV_TRUSTED_PROXY", "true");
         env.putAll(extraEnv);
-        return new RealBroker(Broker.start(BrokerSettings.from(new Env(env))), database);
+        return new RealBroker(Broker.start(BrokerSettings.from(new Env(env))), database,
+                env.containsKey("QUEEN_TLS_CERT_FILE"));
     }
 
+    /** https when started with TLS; the host is 127.0.0.1, so a certificate for it must name that address. */
     public URI url() {
-        return URI.create("http://127.0.0.1:" + broker.port());
+        return URI.create((tls ? "https" : "http") + "://127.0.0.1:" + broker.port());
     }
 
     @Override

@@ -13,6 +13,7 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.file.Files;
@@ -101,6 +102,22 @@ public final class TestCa {
 
     public void writeTo(Path file) throws IOException {
         Files.writeString(file, pem());
+    }
+
+    /** A client context that trusts this CA only. */
+    public SSLContext clientContext() {
+        try {
+            KeyStore store = KeyStore.getInstance("PKCS12");
+            store.load(null, null);
+            store.setCertificateEntry("ca", certificate);
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(store);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, tmf.getTrustManagers(), null);
+            return context;
+        } catch (GeneralSecurityException | IOException e) {
+            throw new IllegalStateException("cannot build a test client context", e);
+        }
     }
 
     /** A server certificate for these DNS names and IP addresses (names with a digit-dot form are taken as IPs). */
