@@ -42,9 +42,14 @@
 {{- printf "%s-%s" .Release.Namespace (include "queen.operatorName" .) -}}
 {{- end -}}
 
-{{/* The broker Service URL the operator calls (QUEEN_BROKER_URL). */}}
+{{/* The broker Service URL the operator calls (QUEEN_BROKER_URL): https with listener TLS on. */}}
 {{- define "queen.brokerUrl" -}}
-{{- printf "http://%s.%s.svc:%v" (include "queen.brokerName" .) .Release.Namespace .Values.broker.service.port -}}
+{{- printf "%s://%s:%v" (ternary "https" "http" (eq (include "queen.tls" .) "true")) (include "queen.brokerHost" .) .Values.broker.service.port -}}
+{{- end -}}
+
+{{/* The broker Service's name in the cluster: the host of QUEEN_BROKER_URL, which the certificate must name. */}}
+{{- define "queen.brokerHost" -}}
+{{- printf "%s.%s.svc" (include "queen.brokerName" .) .Release.Namespace -}}
 {{- end -}}
 
 {{/* The namespaces the operator watches in Namespaces scope: the release namespace (where the brokers live) first. */}}
@@ -191,6 +196,99 @@ true
 {{- end -}}
 {{- if and (not (include "queen.authHmac" .)) (not $auth.operator.tokenSecret) -}}
 {{- fail "auth.operator.tokenSecret is required: with keys from auth.jwksUrl (or a public key) the operator cannot sign its own tokens, so give it an admin token minted by your identity provider" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+
+{{/*
+Listener TLS (values: tls). "true" or "" as the auth helpers. The brokers read tls.crt and tls.key
+from the Secret named by tls.existingSecret or written by cert-manager (Secret <broker>-tls); the
+operator checks their certificate with a CA (values: tls.operatorCa) and the Service's host name.
+*/}}
+{{- define "queen.tls" -}}
+{{- if .Values.tls.enabled -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{- define "queen.tlsSecretName" -}}
+{{- if .Values.tls.certManager.enabled -}}
+{{- printf "%s-tls" (include "queen.brokerName" .) -}}
+{{- else -}}
+{{- .Values.tls.existingSecret -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the brokers' certificate and key are mounted (QUEEN_TLS_CERT_FILE, QUEEN_TLS_KEY_FILE). */}}
+{{- define "queen.tlsMountPath" -}}
+/etc/queen/tls
+{{- end -}}
+
+{{/* Where the operator's CA bundle is mounted (QUEEN_BROKER_CA_FILE is <this>/ca.crt). */}}
+{{- define "queen.operatorCaMountPath" -}}
+/var/run/secrets/queen-broker-ca
+{{- end -}}
+
+{{/*
+The DNS names the brokers' certificate is issued for: the Service in every form a client in the
+cluster may write it, and each pod behind the headless Service.
+*/}}
+{{- define "queen.brokerDnsNames" -}}
+{{- $service := include "queen.brokerName" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- $domain := .Values.tls.certManager.clusterDomain | default "cluster.local" -}}
+- {{ $service }}
+- {{ printf "%s.%s" $service $ns }}
+- {{ printf "%s.%s.svc" $service $ns }}
+- {{ printf "%s.%s.svc.%s" $service $ns $domain }}
+- {{ printf "*.%s.%s.svc" (include "queen.brokerHeadlessName" .) $ns | quote }}
+- {{ printf "*.%s.%s.svc.%s" (include "queen.brokerHeadlessName" .) $ns $domain | quote }}
+{{- range .Values.tls.certManager.extraDnsNames }}
+- {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The CA the operator (and a ServiceMonitor) checks the brokers' certificate with, as a dict: kind
+"secret" or "configMap" with name and key, or kind "" for the JDK's default trust store.
+*/}}
+{{- define "queen.operatorCa" -}}
+{{- $ca := .Values.tls.operatorCa -}}
+{{- if $ca.systemTrustStore -}}
+{{- dict "kind" "" | toJson -}}
+{{- else if $ca.configMapName -}}
+{{- dict "kind" "configMap" "name" $ca.configMapName "key" ($ca.key | default "ca.crt") | toJson -}}
+{{- else -}}
+{{- dict "kind" "secret" "name" ($ca.secretName | default (include "queen.tlsSecretName" .)) "key" ($ca.key | default "ca.crt") | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The operator's QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS: the value given, else true only while the URL is plain HTTP. */}}
+{{- define "queen.operatorAllowsInsecure" -}}
+{{- $given := .Values.auth.operator.allowInsecureCredentials -}}
+{{- if kindIs "bool" $given -}}
+{{- $given -}}
+{{- else -}}
+{{- not .Values.tls.enabled -}}
+{{- end -}}
+{{- end -}}
+
+{{/* TLS values that could never serve a certificate stop the render, naming the values. */}}
+{{- define "queen.tlsChecks" -}}
+{{- $tls := .Values.tls -}}
+{{- if $tls.enabled -}}
+{{- if and $tls.existingSecret $tls.certManager.enabled -}}
+{{- fail "tls.existingSecret and tls.certManager.enabled are alternatives: name an existing Secret, or let cert-manager issue one" -}}
+{{- end -}}
+{{- if not (or $tls.existingSecret $tls.certManager.enabled) -}}
+{{- fail "tls.enabled needs the brokers' certificate: set tls.existingSecret (a kubernetes.io/tls Secret) or tls.certManager.enabled with tls.certManager.issuerRef.name" -}}
+{{- end -}}
+{{- if and $tls.certManager.enabled (not $tls.certManager.issuerRef.name) -}}
+{{- fail "tls.certManager.issuerRef.name is required: the cert-manager Issuer or ClusterIssuer that signs the brokers' certificate" -}}
+{{- end -}}
+{{- if and $tls.operatorCa.secretName $tls.operatorCa.configMapName -}}
+{{- fail "tls.operatorCa.secretName and tls.operatorCa.configMapName are alternatives: name one" -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -29,14 +29,16 @@ class OperatorChartTest {
             "LEADER_ELECTION_IDENTITY", "QUEEN_OPERATOR_TOKEN_FILE", "QUEEN_OPERATOR_TOKEN", "QUEEN_OPERATOR_JWT_SECRET",
             "QUEEN_OPERATOR_JWT_ALGORITHM", "QUEEN_OPERATOR_JWT_ISSUER", "QUEEN_OPERATOR_JWT_AUDIENCE",
             "QUEEN_OPERATOR_JWT_ROLES_CLAIM", "QUEEN_OPERATOR_JWT_ROLE", "QUEEN_OPERATOR_TOKEN_LIFETIME",
-            "QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS");
+            "QUEEN_OPERATOR_ALLOW_INSECURE_CREDENTIALS", "QUEEN_BROKER_CA_FILE");
 
     @ParameterizedTest
     @EnumSource(ValueSet.class)
     void operatorCallsTheBrokerServiceOfItsRelease(ValueSet valueSet) {
         RenderedChart chart = RenderedChart.of(valueSet);
         Service service = chart.one(Service.class, chart.brokerStatefulSet().getMetadata().getName());
-        String expected = "http://" + service.getMetadata().getName() + "." + RenderedChart.NAMESPACE + ".svc:"
+        // https exactly when the brokers serve TLS (values: tls).
+        boolean tls = AuthChartTest.broker(chart).getEnv().stream().anyMatch(v -> v.getName().equals("QUEEN_TLS_CERT_FILE"));
+        String expected = (tls ? "https://" : "http://") + service.getMetadata().getName() + "." + RenderedChart.NAMESPACE + ".svc:"
                 + service.getSpec().getPorts().get(0).getPort();
         assertEquals(expected, env(operator(chart), "QUEEN_BROKER_URL"));
     }
@@ -90,7 +92,7 @@ class OperatorChartTest {
     void serviceMonitorsAreRenderedOnlyWhenEnabled(ValueSet valueSet) {
         List<GenericKubernetesResource> monitors = RenderedChart.of(valueSet).all(GenericKubernetesResource.class).stream()
                 .filter(r -> "ServiceMonitor".equals(r.getKind())).toList();
-        if (valueSet != ValueSet.SERVICE_MONITOR) {
+        if (valueSet != ValueSet.SERVICE_MONITOR && valueSet != ValueSet.TLS_CERT_MANAGER) {
             assertTrue(monitors.isEmpty(), valueSet + " renders ServiceMonitors");
             return;
         }

@@ -13,6 +13,10 @@ enum ValueSet {
     AUTH_SIGNED("charts/src/test/resources/values/auth-signed.yaml"),
     /** JWT on with an identity provider's keys; the operator's token from a Secret. */
     AUTH_JWKS("charts/src/test/resources/values/auth-jwks.yaml"),
+    /** Listener TLS issued by cert-manager, auth with the generated key, a ServiceMonitor over https. */
+    TLS_CERT_MANAGER("charts/src/test/resources/values/tls-cert-manager.yaml"),
+    /** Listener TLS from an existing Secret; the operator's CA from a ConfigMap. */
+    TLS_EXISTING_SECRET("charts/src/test/resources/values/tls-existing-secret.yaml"),
     /** The Kind suite's values: they must render and pass the schema here, where no cluster is. */
     KIND_E2E("e2e/values-kind.yaml");
 
