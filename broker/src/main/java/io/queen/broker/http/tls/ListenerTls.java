@@ -1,7 +1,5 @@
 package io.queen.broker.http.tls;
 
-import io.helidon.common.configurable.Resource;
-import io.helidon.common.pki.Keys;
 import io.helidon.common.tls.Tls;
 import io.queen.broker.config.TlsSettings;
 
@@ -50,22 +48,15 @@ public final class ListenerTls {
         List<X509Certificate> chain;
         PrivateKey privateKey;
         try {
-            Keys keys = Keys.builder().pem(p -> p
-                    .certChain(Resource.create(TlsSettings.CERT_FILE, cert))
-                    .key(Resource.create(TlsSettings.KEY_FILE, key))).build();
-            chain = keys.certChain();
-            privateKey = keys.privateKey().orElse(null);
-        } catch (RuntimeException e) {
-            throw new InvalidTlsMaterialException("cannot read the PEM in " + settings.certFile() + " or "
-                    + settings.keyFile() + ": " + e.getClass().getSimpleName(), e);
+            chain = PemFiles.certificates(cert);
+            privateKey = PemFiles.privateKey(key);
+        } catch (InvalidTlsMaterialException e) {
+            throw new InvalidTlsMaterialException(e.getMessage() + " (" + settings.certFile() + ", " + settings.keyFile()
+                    + ")", e);
         }
         if (chain.isEmpty()) {
             throw new InvalidTlsMaterialException(settings.certFile() + " (" + TlsSettings.CERT_FILE
                     + ") holds no PEM certificate");
-        }
-        if (privateKey == null) {
-            throw new InvalidTlsMaterialException(settings.keyFile() + " (" + TlsSettings.KEY_FILE
-                    + ") holds no PEM private key (PKCS#8 \"BEGIN PRIVATE KEY\" or PKCS#1 RSA)");
         }
         X509Certificate leaf = chain.getFirst();
         if (!belongTogether(privateKey, leaf.getPublicKey())) {
