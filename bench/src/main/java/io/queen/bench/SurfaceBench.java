@@ -63,7 +63,8 @@ final class SurfaceBench {
                             + "would be measured instead): " + new TreeMap<>(env));
                     boolean ok = switch (o.mode()) {
                         case KV -> KvBench.run(o, db, http);
-                        case TIMERS, STREAMS -> throw new UnsupportedOperationException("not built yet");
+                        case TIMERS -> TimerBench.run(o, http);
+                        case STREAMS -> throw new UnsupportedOperationException("not built yet");
                     };
                     System.out.printf("broker peak RSS %.0f MB, CPU %.0f s%n", broker.peakRssMb(), broker.cpuSeconds());
                     return ok;
