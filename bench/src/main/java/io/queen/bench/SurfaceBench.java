@@ -64,7 +64,7 @@ final class SurfaceBench {
                     boolean ok = switch (o.mode()) {
                         case KV -> KvBench.run(o, db, http);
                         case TIMERS -> TimerBench.run(o, http);
-                        case STREAMS -> throw new UnsupportedOperationException("not built yet");
+                        case STREAMS -> StreamBench.run(o, http);
                     };
                     System.out.printf("broker peak RSS %.0f MB, CPU %.0f s%n", broker.peakRssMb(), broker.cpuSeconds());
                     return ok;
