@@ -41,7 +41,7 @@ final class TimerBench {
                 o.timerRate(), o.warmupSeconds(), o.seconds(), timers, o.timerBatch(), SCHEDULERS, o.timerDelayMs(),
                 QUEUE);
         TimerLateness lateness = new TimerLateness(timers);
-        Consumer consumer = new Consumer(http, lateness, timers);
+        Consumer consumer = new Consumer(http, lateness);
         Thread consumerThread = Thread.ofPlatform().name("bench-timer-consumer").start(consumer);
 
         Pacer pacer = new Pacer(o.timerRate(), o.timerBatch());
@@ -86,13 +86,9 @@ final class TimerBench {
                         + "against the due time asked for ==%n", o.timerRate(), timers / scheduleSeconds,
                 o.timerDelayMs());
         FigureTable table = new FigureTable("", "count", "p50 ms", "p99 ms", "max ms");
-        for (var row : List.of(new Object[] {"fire (createdAt - due)", lateness.fire()},
-                new Object[] {"delivery to a parked pop (received - due)", lateness.delivery()},
-                new Object[] {"schedule call", scheduleCalls})) {
-            Latencies l = (Latencies) row[1];
-            table.row((String) row[0], String.format("%,d", l.count()), FigureTable.ms(l.percentileMs(50)),
-                    FigureTable.ms(l.percentileMs(99)), FigureTable.ms(l.percentileMs(100)));
-        }
+        latencyRow(table, "fire (createdAt - due)", lateness.fire());
+        latencyRow(table, "delivery to a parked pop (received - due)", lateness.delivery());
+        latencyRow(table, "schedule call", scheduleCalls);
         System.out.print(table.render());
         System.out.printf("delivered %,d of %,d timers (%,d repeats), %,d refused or failed at schedule%n",
                 ledger.unique(), timers, ledger.repeats(), refused.get());
@@ -102,6 +98,11 @@ final class TimerBench {
             System.out.println("first error: " + (firstError.get() != null ? firstError.get() : consumer.firstError.get()));
         }
         return ledger.complete() && refused.get() == 0;
+    }
+
+    private static void latencyRow(FigureTable table, String name, Latencies l) {
+        table.row(name, String.format("%,d", l.count()), FigureTable.ms(l.percentileMs(50)),
+                FigureTable.ms(l.percentileMs(99)), FigureTable.ms(l.percentileMs(100)));
     }
 
     /** Schedule call {@code k}: timers k*batch .. k*batch+batch-1; returns how many were scheduled. */
@@ -133,7 +134,7 @@ final class TimerBench {
         private final TimerLateness lateness;
         private final AtomicReference<String> firstError = new AtomicReference<>();
 
-        Consumer(BrokerHttp http, TimerLateness lateness, long timers) {
+        Consumer(BrokerHttp http, TimerLateness lateness) {
             this.http = http;
             this.lateness = lateness;
         }
