@@ -45,7 +45,7 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
               --stream-partitions P   partitions of the stream's source queue (10)
               --stream-batch N        source messages per pop, so per cycle (100)
               --stream-state-keys K   state keys upserted per cycle (3)
-              --stream-messages N     messages pushed to the source before the run (300000)
+              --stream-messages N     messages pushed to the source before the run (600000)
               --broker-memory-mb N    the pod memory limit the broker's heap is sized from (1024; 0 = JVM defaults)
             The broker runs with the KV rate limits raised and the cell rate off, else the KV phases
             would measure the limiter. PostgreSQL as for the default run (QUEEN_BENCH_PG_URL).""";
@@ -125,7 +125,7 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
                 positiveInt("stream-partitions", flags.getOrDefault("stream-partitions", "10")),
                 positiveInt("stream-batch", flags.getOrDefault("stream-batch", "100")),
                 positiveInt("stream-state-keys", flags.getOrDefault("stream-state-keys", "3")),
-                positiveInt("stream-messages", flags.getOrDefault("stream-messages", "300000")),
+                positiveInt("stream-messages", flags.getOrDefault("stream-messages", "600000")),
                 nonNegativeInt("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "1024")));
     }
 

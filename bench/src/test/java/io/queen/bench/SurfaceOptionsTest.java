@@ -35,7 +35,7 @@ class SurfaceOptionsTest {
         assertEquals(10, streams.streamPartitions());
         assertEquals(100, streams.streamBatch());
         assertEquals(3, streams.streamStateKeys());
-        assertEquals(300_000, streams.streamMessages());
+        assertEquals(600_000, streams.streamMessages());
         assertEquals(1024, streams.brokerMemoryMb());
     }
 
