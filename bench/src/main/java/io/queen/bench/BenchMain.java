@@ -21,6 +21,10 @@ public final class BenchMain {
     }
 
     public static void main(String[] args) throws Exception {
+        if (SurfaceOptions.selected(args) != null) {
+            SurfaceBench.main(args); // --kv, --timers, --streams
+            return;
+        }
         if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
             System.out.println(BenchOptions.USAGE);
             return;
@@ -85,7 +89,7 @@ public final class BenchMain {
     }
 
     /** The 1-minute load average: other work on the machine skews every figure. */
-    private static String loadAverage() {
+    static String loadAverage() {
         try {
             return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
         } catch (java.io.IOException | RuntimeException e) {
@@ -94,7 +98,7 @@ public final class BenchMain {
     }
 
     /** The embedded PostgreSQL logs its whole start-up at INFO. */
-    private static void quietLibraries() {
+    static void quietLibraries() {
         ROOT_LOGGER.setLevel(Level.WARNING);
         for (var h : ROOT_LOGGER.getHandlers()) {
             h.setLevel(Level.WARNING);

@@ -88,6 +88,16 @@ final class BrokerHttp implements AutoCloseable {
         return post("/api/v1/ack/batch", body, 200);
     }
 
+    /** Any route: {@code method path} with a JSON body (null: none), its status and body as answered. */
+    Http1Connection.Response call(String method, String path, byte[] body, int timeoutMs) throws IOException {
+        return exchange(method, path, body, timeoutMs);
+    }
+
+    /** {@code POST path} of a JSON body, parsed; another status than {@code expectedStatus} is an IOException. */
+    JsonNode postJson(String path, String body, int expectedStatus) throws IOException {
+        return post(path, body, expectedStatus);
+    }
+
     boolean healthy() {
         try {
             return exchange("GET", "/health", null, 5_000).status() == 200;

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,6 +33,12 @@ final class BrokerProcess implements AutoCloseable {
     /** Starts the broker and returns once {@code GET /health} answers 200. */
     static BrokerProcess start(Path brokerDir, PgServer.Database db, Path logFile, int podMemoryMb)
             throws IOException, InterruptedException {
+        return start(brokerDir, db, logFile, podMemoryMb, Map.of());
+    }
+
+    /** Like the other, with {@code extraEnv} added to the broker's environment (settings of a mode). */
+    static BrokerProcess start(Path brokerDir, PgServer.Database db, Path logFile, int podMemoryMb,
+                               Map<String, String> extraEnv) throws IOException, InterruptedException {
         int port = freePort();
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -57,6 +64,7 @@ final class BrokerProcess implements AutoCloseable {
         env.put("PG_DATABASE", db.name());
         env.put("PORT", Integer.toString(port));
         env.put("QUEEN_BIND_ADDR", "127.0.0.1");
+        env.putAll(extraEnv);
         Process process = pb.start();
         // An interrupted benchmark (Ctrl-C) must not leave the broker running.
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroy, "bench-broker-stop"));

@@ -1,0 +1,186 @@
+package io.queen.bench;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Flags of the surface modes {@code bin/bench --kv | --timers | --streams}: each mode measures one
+ * of the broker's side surfaces on its own broker, apart from the default push/consume run (and
+ * its {@link BenchOptions}). Values are {@code --name value} or {@code --name=value}.
+ */
+record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, List<Integer> kvBatches, int kvKeys,
+                      double timerRate, int timerDelayMs, int timerBatch, int streamPartitions, int streamBatch,
+                      int streamStateKeys, long streamMessages, int brokerMemoryMb) {
+
+    enum Mode {
+        KV("kv", 10), TIMERS("timers", 30), STREAMS("streams", 30);
+
+        final String flag;
+        /** The default of --seconds for this mode. */
+        final int defaultSeconds;
+
+        Mode(String flag, int defaultSeconds) {
+            this.flag = flag;
+            this.defaultSeconds = defaultSeconds;
+        }
+    }
+
+    static final String USAGE = """
+            usage: bin/bench --kv | --timers | --streams [flags]
+              --kv                    KV get and put ops/s and latency per batch size, beside a JDBC upsert
+              --timers                timer lateness at a fixed schedule rate: fire and parked-consumer delivery
+              --streams               stream cycles/s and latency: pop with a group, then /cycle
+              --clients N             concurrent clients: KV callers and JDBC writers, stream runners (8)
+              --seconds S             measured time per phase: a KV phase, the timer schedule, the stream
+                                      run (kv 10, timers 30, streams 30)
+              --warmup-seconds S      unmeasured run of the same load first, per phase (5)
+              --kv-batches A,B        operations per KV call, one phase each (1,100)
+              --kv-keys N             keys written and read, split evenly between the clients (10000)
+              --timer-rate R          timers scheduled per second (1000)
+              --timer-delay-ms D      delay of each timer, due this far after its schedule call (1000)
+              --timer-batch N         timers per schedule call (10)
+              --stream-partitions P   partitions of the stream's source queue (10)
+              --stream-batch N        source messages per pop, so per cycle (100)
+              --stream-state-keys K   state keys upserted per cycle (3)
+              --stream-messages N     messages pushed to the source before the run (600000)
+              --broker-memory-mb N    the pod memory limit the broker's heap is sized from (1024; 0 = JVM defaults)
+            The broker runs with the KV rate limits raised and the cell rate off, else the KV phases
+            would measure the limiter. PostgreSQL as for the default run (QUEEN_BENCH_PG_URL).""";
+
+    private static final Set<String> FLAGS = Set.of("clients", "seconds", "warmup-seconds", "kv-batches", "kv-keys",
+            "timer-rate", "timer-delay-ms", "timer-batch", "stream-partitions", "stream-batch", "stream-state-keys",
+            "stream-messages", "broker-memory-mb");
+
+    /** The surface mode {@code args} select, or null: the default run. */
+    static Mode selected(String... args) {
+        for (String a : args) {
+            for (Mode m : Mode.values()) {
+                if (a.equals("--" + m.flag)) {
+                    return m;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The options for {@code args} (exactly one mode flag among them); IllegalArgumentException names the bad flag. */
+    static SurfaceOptions parse(String... args) {
+        Mode mode = null;
+        Map<String, String> flags = new HashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (!arg.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument " + arg);
+            }
+            String name = arg.substring(2);
+            Mode m = modeNamed(name);
+            if (m != null) {
+                if (mode != null && mode != m) {
+                    throw new IllegalArgumentException("--" + mode.flag + " and --" + m.flag + " are separate runs");
+                }
+                mode = m;
+                continue;
+            }
+            String value;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                throw new IllegalArgumentException("--" + name + " needs a value");
+            }
+            if (!FLAGS.contains(name)) {
+                throw new IllegalArgumentException("unknown flag --" + name);
+            }
+            flags.put(name, value);
+        }
+        if (mode == null) {
+            throw new IllegalArgumentException("one of --kv, --timers, --streams is needed");
+        }
+        List<Integer> kvBatches = intList("kv-batches", flags.getOrDefault("kv-batches", "1,100"));
+        for (int b : kvBatches) {
+            if (b > 256) { // QUEEN_KV_MAX_OPS_PER_CALL
+                throw new IllegalArgumentException("--kv-batches: at most 256 operations per call, got " + b);
+            }
+        }
+        int clients = positiveInt("clients", flags.getOrDefault("clients", "8"));
+        int kvKeys = positiveInt("kv-keys", flags.getOrDefault("kv-keys", "10000"));
+        int largest = kvBatches.stream().mapToInt(Integer::intValue).max().orElse(1);
+        if (kvKeys / clients < largest) { // one call names distinct keys of its client's slice
+            throw new IllegalArgumentException("--kv-keys " + kvKeys + " leaves fewer than " + largest
+                    + " keys per client");
+        }
+        return new SurfaceOptions(mode, clients,
+                positiveInt("seconds", flags.getOrDefault("seconds", Integer.toString(mode.defaultSeconds))),
+                nonNegativeInt("warmup-seconds", flags.getOrDefault("warmup-seconds", "5")),
+                kvBatches, kvKeys,
+                positiveDouble("timer-rate", flags.getOrDefault("timer-rate", "1000")),
+                nonNegativeInt("timer-delay-ms", flags.getOrDefault("timer-delay-ms", "1000")),
+                positiveInt("timer-batch", flags.getOrDefault("timer-batch", "10")),
+                positiveInt("stream-partitions", flags.getOrDefault("stream-partitions", "10")),
+                positiveInt("stream-batch", flags.getOrDefault("stream-batch", "100")),
+                positiveInt("stream-state-keys", flags.getOrDefault("stream-state-keys", "3")),
+                positiveInt("stream-messages", flags.getOrDefault("stream-messages", "600000")),
+                nonNegativeInt("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "1024")));
+    }
+
+    /**
+     * The broker environment of a surface run: the KV token buckets at their ceilings and the cell
+     * rate off (the reference defaults, 100 writes and 200 reads a second per tenant and 2000 calls
+     * a broker, would cap every KV figure).
+     */
+    static Map<String, String> brokerEnvironment() {
+        return Map.of("QUEEN_KV_WRITE_RATE", "100000000", "QUEEN_KV_WRITE_BURST", "1000000000",
+                "QUEEN_KV_READ_RATE", "100000000", "QUEEN_KV_READ_BURST", "1000000000", "QUEEN_KV_CELL_RATE", "0");
+    }
+
+    private static Mode modeNamed(String name) {
+        for (Mode m : Mode.values()) {
+            if (m.flag.equals(name)) {
+                return m;
+            }
+        }
+        return null;
+    }
+
+    private static int positiveInt(String name, String v) {
+        try {
+            int n = Integer.parseInt(v.trim());
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // Reported below.
+        }
+        throw new IllegalArgumentException("--" + name + " must be a positive integer, got " + v);
+    }
+
+    private static int nonNegativeInt(String name, String v) {
+        return "0".equals(v.trim()) ? 0 : positiveInt(name, v);
+    }
+
+    private static double positiveDouble(String name, String v) {
+        try {
+            double d = Double.parseDouble(v.trim());
+            if (d > 0 && Double.isFinite(d)) {
+                return d;
+            }
+        } catch (NumberFormatException ignored) {
+            // Reported below.
+        }
+        throw new IllegalArgumentException("--" + name + " must be a number > 0, got " + v);
+    }
+
+    private static List<Integer> intList(String name, String v) {
+        List<Integer> out = new ArrayList<>();
+        for (String part : v.split(",")) {
+            out.add(positiveInt(name, part));
+        }
+        return List.copyOf(out);
+    }
+}
