@@ -146,7 +146,12 @@ public final class SurfaceMetrics {
     }
 
     /** Upper bounds, in seconds, of the fire-lateness histogram's buckets (+Inf implied). */
-    public static final double[] LATENESS_BOUNDS = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800};
+    private static final double[] LATENESS_BOUNDS = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800};
+
+    /** The fire-lateness histogram's bucket bounds in seconds, a copy. */
+    public static double[] latenessBounds() {
+        return LATENESS_BOUNDS.clone();
+    }
 
     /** The last sample of the due timers: how many are visible and due (capped), and the oldest's lateness. */
     public record TimerLag(long due, boolean capped, long oldestLateMs) {
@@ -306,7 +311,7 @@ public final class SurfaceMetrics {
         return timersDlq.sum();
     }
 
-    /** Cumulative counts per bound of {@link #LATENESS_BOUNDS}, then the +Inf bucket (the total count). */
+    /** Cumulative counts per bound of {@link #latenessBounds()}, then the +Inf bucket (the total count). */
     public long[] latenessBuckets() {
         long[] out = new long[lateness.length];
         long running = 0;

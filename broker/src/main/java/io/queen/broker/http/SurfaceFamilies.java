@@ -73,7 +73,7 @@ final class SurfaceFamilies {
                 .sample(m.timersDeadLettered());
         t.histogram("queen_timers_fire_lateness_seconds",
                 "Lateness of fired timers: the database's claim time minus the due time",
-                SurfaceMetrics.LATENESS_BOUNDS, m.latenessBuckets(), m.latenessSumSeconds());
+                SurfaceMetrics.latenessBounds(), m.latenessBuckets(), m.latenessSumSeconds());
         SurfaceMetrics.TimerLag lag = m.timerLag();
         if (lag != null) {
             // Cell-wide, from the metrics loop's last SQL sample: the same on every broker, aggregate with max.
