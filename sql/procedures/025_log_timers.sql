@@ -463,3 +463,30 @@ LANGUAGE sql STABLE AS $$
      CROSS JOIN LATERAL (SELECT t.visible_at FROM queen.log_timers t
                           WHERE t.shard = g.i ORDER BY t.visible_at LIMIT 1) x
 $$;
+
+-- queen.log_timers_lag_v1(cap) -> (due, capped, oldest_late_ms): the sample
+-- behind the sweeper-lag gauges, taken by each broker's metrics loop, never by
+-- a scrape. due counts the rows visible and due now (nobody holds them), at
+-- most ceil(cap / 64) a shard over the (shard, visible_at) index, so a backlog
+-- costs a bounded range scan; capped says a shard reached its share and due is
+-- a floor. oldest_late_ms is the lateness (now - deliver_at) of the worst of
+-- the 64 shard heads: how long the oldest due timer has waited past its time.
+CREATE OR REPLACE FUNCTION queen.log_timers_lag_v1(p_cap integer)
+RETURNS TABLE (due bigint, capped boolean, oldest_late_ms bigint)
+LANGUAGE sql STABLE AS $$
+    WITH per AS (
+        SELECT GREATEST(ceil(GREATEST(COALESCE(p_cap, 10000), 64) / 64.0)::integer, 1) AS n
+    ), shard AS (
+        SELECT (SELECT count(*) FROM (SELECT 1 FROM queen.log_timers t
+                                        WHERE t.shard = g.i AND t.visible_at <= now()
+                                        LIMIT (SELECT n FROM per)) d) AS due,
+               (SELECT t.deliver_at FROM queen.log_timers t
+                 WHERE t.shard = g.i AND t.visible_at <= now()
+                 ORDER BY t.visible_at LIMIT 1) AS head
+          FROM generate_series(0, 63) AS g(i)
+    )
+    SELECT COALESCE(sum(s.due), 0)::bigint,
+           COALESCE(bool_or(s.due >= (SELECT n FROM per)), false),
+           COALESCE(GREATEST(0, (EXTRACT(EPOCH FROM (now() - min(s.head))) * 1000)::bigint), 0)
+      FROM shard s
+$$;

@@ -193,7 +193,8 @@ public final class Broker implements AutoCloseable {
             // The timer fire runs on every broker, leaderless (broker/DESIGN.md, Timers).
             TimerSweeper sweeper = TimerSweeper.start(services.background().timerFire(),
                     services.background().timerWake(), settings.timers());
-            KvSweeper kvSweeper = KvSweeper.start(database, settings.kv().guard(), settings.timers().sweeper());
+            KvSweeper kvSweeper = KvSweeper.start(database, settings.kv().guard(), settings.timers().sweeper(),
+                    services.observability().metrics().surfaces());
             return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper, kvQuota, kvSweeper,
                     tlsReloader);
         } catch (RuntimeException e) {
@@ -245,9 +246,10 @@ public final class Broker implements AutoCloseable {
                     settings.engine().popAutopilot(), settings.engine().popAutopilotBatch()));
             PushSpool spool = new PushSpool(maintenance, push::push, switches::pushPaused);
             TimerWake timerWake = new TimerWake();
-            KvService kv = new KvService(database, settings.kv(), switches::kvEnabled);
+            BrokerMetrics metrics = new BrokerMetrics();
+            KvService kv = new KvService(database, settings.kv(), switches::kvEnabled, metrics.surfaces());
             TimerService timers = new TimerService(database, settings.timers(), cipher, switches::timersScheduleEnabled,
-                    timerWake);
+                    timerWake, metrics.surfaces());
             DataPlane data = new DataPlane(new PushIntake(push, spool, switches::pushPaused), pop, ack,
                     new TransactionService(database, push, ack, channel::published, kv, timers),
                     new FetchService(database, cipher, hub));
@@ -260,14 +262,14 @@ public final class Broker implements AutoCloseable {
                     new MessageBrowseService(database, cipher),
                     new TraceService(database),
                     new TenantPurge(database));
-            Observability observability = new Observability(new BrokerMetrics(), new ObservabilityService(database),
+            Observability observability = new Observability(metrics, new ObservabilityService(database),
                     new DatabaseHealth(database));
             TimerFire timerFire = new TimerFire(database, push, channel::published, settings.timers(),
-                    switches::timersFireEnabled);
+                    switches::timersFireEnabled, metrics.surfaces());
             return new Services(data, management, observability,
                     new Background(hub, switches, spool, timerFire, timerWake),
                     kv,
-                    new StreamService(database, push, channel::published),
+                    new StreamService(database, push, channel::published, metrics.surfaces()),
                     timers,
                     auth);
         }

@@ -43,6 +43,7 @@ public final class BrokerMetrics {
     private final Map<String, CycleCounters> cycles = new ConcurrentHashMap<>();
     private final RateWindow requestRate;
     private final RateWindow messageRate;
+    private final SurfaceMetrics surfaces = new SurfaceMetrics();
 
     public BrokerMetrics() {
         this(() -> System.nanoTime() / 1_000_000L);
@@ -133,6 +134,11 @@ public final class BrokerMetrics {
                 pushRequests.sum(), pushMessages.sum(),
                 popRequests.sum(), popMessages.sum(), popEmpty.sum(),
                 ackRequests.sum(), ackMessages.sum(), ackSuccess.sum(), ackFailed.sum());
+    }
+
+    /** The KV, timer, sweeper and streams counters of this broker. */
+    public SurfaceMetrics surfaces() {
+        return surfaces;
     }
 
     public long uptimeSeconds() {

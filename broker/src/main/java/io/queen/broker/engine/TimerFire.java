@@ -68,11 +68,14 @@ public final class TimerFire {
     private final CommitListener listener;
     private final TimerSettings settings;
     private final BooleanSupplier fireEnabled;
+    private final SurfaceMetrics metrics;
     private int startShard = (int) (Math.random() * 64);
 
+    /** {@code metrics}: where fires, their lateness, failures and dead letters are counted. */
     public TimerFire(Database database, PushService push, CommitListener listener, TimerSettings settings,
-                     BooleanSupplier fireEnabled) {
+                     BooleanSupplier fireEnabled, SurfaceMetrics metrics) {
         this.database = database;
+        this.metrics = metrics;
         this.writer = push.writer();
         this.listener = listener;
         this.settings = settings;
@@ -183,6 +186,9 @@ public final class TimerFire {
         List<UUID> tokens = ready.stream().map(r -> r.timer().token()).toList();
         List<PushPlan.Group> groups;
         List<Key> held;
+        int stale;
+        int duplicates = 0;
+        long[] late;
         PartitionWriter.Batch batch = new PartitionWriter.Batch();
         try (Connection c = database.connection()) {
             c.setAutoCommit(false);
@@ -190,8 +196,10 @@ public final class TimerFire {
                 // Timer rows first (SKIP LOCKED: never a waiter here), then queues and partitions.
                 Set<Key> holding = TimerStore.hold(c, tenant, keys, tokens);
                 List<Ready> mine = ready.stream().filter(r -> holding.contains(r.key())).toList();
+                stale = ready.size() - mine.size();
                 if (mine.isEmpty()) {
                     c.rollback();
+                    metrics.fired(SurfaceMetrics.FireResult.STALE, stale);
                     return 0;
                 }
                 // A fired timer carries its scheduler's subject.
@@ -209,6 +217,12 @@ public final class TimerFire {
                 writer.provision(c, tenant, groups);
                 batch.add(groups);
                 writer.writePartitions(c, batch, false);
+                for (int i = 0; i < items.size(); i++) {
+                    if (plan.isRepeat(i) || !"queued".equals(plan.answering(i).status)) {
+                        duplicates++;
+                    }
+                }
+                late = mine.stream().mapToLong(r -> r.timer().lateMs()).toArray();
                 held = mine.stream().map(Ready::key).toList();
                 // Every held timer is now in the log (queued, or already there by its txn): delete them.
                 TimerStore.settle(c, tenant, held, Collections.nCopies(held.size(), true));
@@ -223,6 +237,13 @@ public final class TimerFire {
                 Database.restoreAutoCommit(c);
             }
         }
+        metrics.fired(SurfaceMetrics.FireResult.FIRED, held.size() - duplicates);
+        metrics.fired(SurfaceMetrics.FireResult.DUPLICATE, duplicates);
+        metrics.fired(SurfaceMetrics.FireResult.STALE, stale);
+        metrics.sweptRows(SurfaceMetrics.SweepPhase.FIRE, held.size());
+        for (long ms : late) {
+            metrics.fireLateness(ms);
+        }
         Map<String, Integer> counts = new LinkedHashMap<>();
         for (PushPlan.Group g : groups) {
             listener.committed(tenant, g.queue, g.partition);
@@ -236,6 +257,8 @@ public final class TimerFire {
 
     /** Puts timers into backoff; a permanent failure spends an attempt and the exhausted go to the DLQ. */
     private void failed(UUID tenant, List<Ready> ready, String error, boolean permanent) {
+        metrics.fireFailed(permanent ? SurfaceMetrics.FireFailure.PERMANENT : SurfaceMetrics.FireFailure.TRANSIENT,
+                ready.size());
         Map<Integer, List<Ready>> byAttempts = new LinkedHashMap<>();
         ready.forEach(r -> byAttempts.computeIfAbsent(permanent ? r.timer().attempts() : 0, k -> new ArrayList<>()).add(r));
         for (Map.Entry<Integer, List<Ready>> e : byAttempts.entrySet()) {
@@ -277,6 +300,7 @@ public final class TimerFire {
             archived = TimerStore.dlq(c, tenant, r.key(), rawSnapshot(r.payload()), settings.maxAttempts());
         }
         if (archived) {
+            metrics.timerDeadLettered();
             LOG.warning("timer " + r.timer().queue() + "/" + r.timer().partition() + " archived to the DLQ"
                     + " (consumer group __timer__) after " + settings.maxAttempts() + " failed fires: " + error);
         }

@@ -39,7 +39,8 @@ import java.util.logging.Logger;
  * The process families include {@code queen_background_cycle_runs_total} and
  * {@code queen_background_cycle_failures_total}, labelled {@code cycle} (retention, stats-refresh,
  * retained-bytes, metrics): runs of each background cycle on this process and those that failed;
- * a growing failure count is a cycle that keeps failing (its WARNING log says why).
+ * a growing failure count is a cycle that keeps failing (its WARNING log says why). After them come
+ * the KV, timer, sweeper and streams families ({@link SurfaceFamilies}).
  */
 public final class MetricsHttpService implements HttpService {
     private static final Logger LOG = Logger.getLogger(MetricsHttpService.class.getName());
@@ -124,6 +125,7 @@ public final class MetricsHttpService implements HttpService {
     private void prometheus(ServerRequest req, ServerResponse res) {
         PrometheusText text = new PrometheusText();
         processFamilies(text);
+        SurfaceFamilies.write(text, metrics.surfaces());
         poolFamilies(text);
         maintenanceFamilies(text);
         jvmFamilies(text);

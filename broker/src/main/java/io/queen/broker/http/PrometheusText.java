@@ -25,11 +25,41 @@ final class PrometheusText {
 
     /** Opens a family; its samples must follow before the next family is opened. */
     PrometheusText family(String name, String type, String help) {
-        if (!METRIC_NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("invalid metric name: " + name);
-        }
         if (!TYPES.contains(type)) {
             throw new IllegalArgumentException("unsupported metric type " + type + " for " + name);
+        }
+        return open(name, type, help);
+    }
+
+    /**
+     * A whole histogram family without labels: {@code cumulative[i]} observations at most
+     * {@code bounds[i]}, then the total as the {@code +Inf} bucket and {@code _count}, and {@code sum}.
+     * It is complete when written: a sample after it is refused like one before any family.
+     */
+    PrometheusText histogram(String name, String help, double[] bounds, long[] cumulative, double sum) {
+        if (cumulative.length != bounds.length + 1) {
+            throw new IllegalArgumentException(name + ": " + bounds.length + " bounds need "
+                    + (bounds.length + 1) + " cumulative counts");
+        }
+        for (int i = 1; i < cumulative.length; i++) {
+            if (cumulative[i] < cumulative[i - 1] || (i < bounds.length && bounds[i] <= bounds[i - 1])) {
+                throw new IllegalArgumentException(name + ": bounds must rise and counts must not fall");
+            }
+        }
+        open(name, "histogram", help);
+        for (int i = 0; i < cumulative.length; i++) {
+            line(name + "_bucket", Long.toString(cumulative[i]),
+                    "le", i < bounds.length ? formatDouble(bounds[i]) : "+Inf");
+        }
+        line(name + "_sum", formatDouble(sum));
+        line(name + "_count", Long.toString(cumulative[cumulative.length - 1]));
+        current = null;
+        return this;
+    }
+
+    private PrometheusText open(String name, String type, String help) {
+        if (!METRIC_NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("invalid metric name: " + name);
         }
         if (!families.add(name)) {
             throw new IllegalStateException("metric family written twice: " + name);
@@ -55,19 +85,23 @@ final class PrometheusText {
 
     private PrometheusText write(String value, String... labels) {
         if (current == null) {
-            throw new IllegalStateException("sample written before any family");
+            throw new IllegalStateException("sample written outside an open family");
         }
+        return line(current, value, labels);
+    }
+
+    private PrometheusText line(String metric, String value, String... labels) {
         if (labels.length % 2 != 0) {
-            throw new IllegalArgumentException("labels must be name, value pairs: " + current);
+            throw new IllegalArgumentException("labels must be name, value pairs: " + metric);
         }
-        StringBuilder line = new StringBuilder(current.length() + 32).append(current);
+        StringBuilder line = new StringBuilder(metric.length() + 32).append(metric);
         if (labels.length > 0) {
             line.append('{');
             Set<String> names = new HashSet<>();
             for (int i = 0; i < labels.length; i += 2) {
                 String label = labels[i];
                 if (!LABEL_NAME.matcher(label).matches() || label.startsWith("__") || !names.add(label)) {
-                    throw new IllegalArgumentException("invalid or repeated label " + label + " on " + current);
+                    throw new IllegalArgumentException("invalid or repeated label " + label + " on " + metric);
                 }
                 if (i > 0) {
                     line.append(',');

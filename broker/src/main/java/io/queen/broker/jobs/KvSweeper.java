@@ -3,6 +3,7 @@ package io.queen.broker.jobs;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.broker.config.KvSettings;
+import io.queen.broker.engine.SurfaceMetrics;
 import io.queen.broker.lifecycle.BackgroundThread;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.KvStore;
@@ -19,7 +20,8 @@ import java.util.logging.Logger;
  * shards, starting at a shard of its own that moves each cycle (brokers share the rows through the
  * prune's SKIP LOCKED), step after step until a step says done; every QUEEN_KV_USAGE_EVERY_MS it
  * measures each tenant's usage (skipped when another broker just did). It logs what it removed and
- * measured; a failing step is logged and the loop goes on.
+ * measured, and counts both in {@link SurfaceMetrics} (pruned rows, the backlog left, usage runs); a
+ * failing step is logged and the loop goes on.
  */
 public final class KvSweeper implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(KvSweeper.class.getName());
@@ -31,6 +33,7 @@ public final class KvSweeper implements AutoCloseable {
 
     private final Database database;
     private final KvSettings.Guard guard;
+    private final SurfaceMetrics metrics;
     private final Thread thread;
     private volatile boolean running = true;
     private int startShard = ThreadLocalRandom.current().nextInt(SHARDS);
@@ -39,19 +42,21 @@ public final class KvSweeper implements AutoCloseable {
     private long lastLogAt;
     private long lastFailureLog;
 
-    private KvSweeper(Database database, KvSettings.Guard guard) {
+    private KvSweeper(Database database, KvSettings.Guard guard, SurfaceMetrics metrics) {
         this.database = database;
         this.guard = guard;
+        this.metrics = metrics;
         this.thread = BackgroundThread.create("queen-kv-sweeper", this::loop);
     }
 
     /** Starts the loop, or returns null when {@code sweeper} is false (QUEEN_SWEEPER=false). */
-    public static KvSweeper start(Database database, KvSettings.Guard guard, boolean sweeper) {
+    public static KvSweeper start(Database database, KvSettings.Guard guard, boolean sweeper,
+                                  SurfaceMetrics metrics) {
         if (!sweeper) {
             LOG.info("QUEEN_SWEEPER=false: this broker prunes no expired KV keys and measures no usage");
             return null;
         }
-        KvSweeper s = new KvSweeper(database, guard);
+        KvSweeper s = new KvSweeper(database, guard, metrics);
         s.thread.start();
         return s;
     }
@@ -90,6 +95,8 @@ public final class KvSweeper implements AutoCloseable {
                 long deleted = r.path("deleted").asLong();
                 pruned += deleted;
                 backlog = r.path("backlog").asLong();
+                metrics.sweptRows(SurfaceMetrics.SweepPhase.KV_EXPIRE, deleted);
+                metrics.kvBacklog(new SurfaceMetrics.KvBacklog(backlog, r.path("backlogCapped").asBoolean()));
                 if (r.path("done").asBoolean() || deleted == 0) {
                     break;
                 }
@@ -106,6 +113,8 @@ public final class KvSweeper implements AutoCloseable {
                 JsonNode u = MAPPER.readTree(KvStore.usageStep(c, (int) Math.min(Integer.MAX_VALUE,
                         guard.usageEveryMs() * 9 / 10)));
                 nextUsageAt = now + guard.usageEveryMs();
+                metrics.usageRun(u.path("skipped").asBoolean());
+                metrics.sweptRows(SurfaceMetrics.SweepPhase.USAGE, u.path("tenants").asLong());
                 if (!u.path("skipped").asBoolean()) {
                     LOG.info("KV sweeper: measured KV and timer usage of " + u.path("tenants").asLong() + " tenants");
                 }

@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.broker.engine.BrokerMetrics;
 import io.queen.broker.engine.ProcessGauges;
+import io.queen.broker.engine.SurfaceMetrics;
 import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.MaintenanceStore;
+import io.queen.broker.store.TimerStore;
 
 import java.lang.management.ManagementFactory;
 import java.sql.Connection;
@@ -17,6 +19,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * This replica's metrics collector (per replica, never elected: every replica records its own
@@ -34,10 +38,16 @@ import java.util.function.IntSupplier;
  *       {@code jvm.heap_used_bytes / threads}, {@code database.pool_size / pool_idle / pool_active /
  *       pool_waiting}, {@code long_polls.parked}, and {@code uptime_seconds}.</li>
  * </ul>
- * A failed flush keeps the counter baseline, so its counts go out with the next one.
+ * A failed flush keeps the counter baseline, so its counts go out with the next one. Every tick it
+ * also samples the due timers from SQL (how many are due and unheld, capped, and the oldest one's
+ * lateness) into {@link SurfaceMetrics#timerLag}, so /metrics/prometheus serves the sweeper lag
+ * without a query per scrape; a failed sample clears it (the gauges go absent, not stale).
  */
 final class MetricsCollector implements Cycle {
+    private static final Logger LOG = Logger.getLogger(MetricsCollector.class.getName());
     private static final ObjectMapper MAPPER = new ObjectMapper();
+    /** The due count's ceiling: the sample stays a bounded index range scan under any backlog. */
+    static final int LAG_CAP = 10_000;
 
     private final Database database;
     private final BrokerMetrics metrics;
@@ -103,6 +113,7 @@ final class MetricsCollector implements Cycle {
     @Override
     public Outcome run() throws SQLException {
         sample();
+        sampleTimerLag();
         if (ticker.nanoTime() - windowStartNanos < flushNanos) {
             return null; // A sample only: nothing to log.
         }
@@ -120,6 +131,21 @@ final class MetricsCollector implements Cycle {
         gauge("database.pool_waiting", database.waitingRequests());
         gauge("long_polls.parked", parked.getAsInt());
         samples++;
+    }
+
+    private void sampleTimerLag() {
+        SurfaceMetrics surfaces = metrics.surfaces();
+        try (Connection c = database.connection()) {
+            c.setAutoCommit(true);
+            TimerStore.Lag lag = TimerStore.lag(c, LAG_CAP);
+            surfaces.timerLag(new SurfaceMetrics.TimerLag(lag.due(), lag.capped(), lag.oldestLateMs()));
+        } catch (SQLException | RuntimeException e) {
+            if (surfaces.timerLag() != null) {
+                LOG.log(Level.WARNING, "timer lag sample failed; the sweeper-lag gauges are absent until one succeeds: "
+                        + e.getMessage());
+            }
+            surfaces.timerLag(null);
+        }
     }
 
     Outcome flush() throws SQLException {

@@ -195,6 +195,21 @@ public final class TimerStore {
         }
     }
 
+    /** The due timers' sample (025 log_timers_lag_v1): visible and due (a floor when capped), the oldest's lateness. */
+    public record Lag(long due, boolean capped, long oldestLateMs) {
+    }
+
+    public static Lag lag(Connection c, int cap) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT due, capped, oldest_late_ms FROM queen.log_timers_lag_v1(?)")) {
+            ps.setInt(1, cap); // p_cap
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new Lag(rs.getLong(1), rs.getBoolean(2), rs.getLong(3));
+            }
+        }
+    }
+
     /** The procedure's own identifier when {@code e} is a refusal it raised (22023), else null. */
     public static String refusal(SQLException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {

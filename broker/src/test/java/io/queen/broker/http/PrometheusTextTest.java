@@ -92,4 +92,42 @@ class PrometheusTextTest {
                 "# HELP a h\n# TYPE a gauge\n# HELP b h\n# TYPE b gauge\na 1\n"));
         assertThrows(AssertionError.class, () -> StrictPrometheusParser.parse("# HELP m h\n# TYPE m gauge\nm one\n"));
     }
+
+    @Test
+    void writesAHistogramTheStrictParserReadsBack() {
+        String text = new PrometheusText().family("a", "gauge", "h").sample(1)
+                .histogram("lat_seconds", "lateness", new double[] {0.5, 5}, new long[] {1, 3, 4}, 12.5)
+                .family("b", "counter", "h").sample(2).text();
+        assertTrue(text.contains("# TYPE lat_seconds histogram\nlat_seconds_bucket{le=\"0.5\"} 1\n"
+                + "lat_seconds_bucket{le=\"5\"} 3\nlat_seconds_bucket{le=\"+Inf\"} 4\nlat_seconds_sum 12.5\n"
+                + "lat_seconds_count 4\n"), text);
+        StrictPrometheusParser.Exposition e = StrictPrometheusParser.parse(text);
+        assertEquals("histogram", e.types().get("lat_seconds"));
+        assertEquals(3.0, e.value("lat_seconds_bucket", "le", "5"));
+        assertEquals(4.0, e.value("lat_seconds_count"));
+        assertEquals(2.0, e.value("b"));
+    }
+
+    @Test
+    void refusesAHistogramThatFallsAndASampleAfterIt() {
+        assertThrows(IllegalArgumentException.class, () -> new PrometheusText()
+                .histogram("h", "h", new double[] {1, 2}, new long[] {3, 2, 4}, 0));
+        assertThrows(IllegalArgumentException.class, () -> new PrometheusText()
+                .histogram("h", "h", new double[] {2, 1}, new long[] {1, 2, 3}, 0));
+        assertThrows(IllegalStateException.class, () -> new PrometheusText()
+                .histogram("h", "h", new double[] {1}, new long[] {1, 2}, 0).sample(1));
+    }
+
+    @Test
+    void theStrictParserChecksHistogramBucketsAgainstTheirCount() {
+        String head = "# HELP h x\n# TYPE h histogram\n";
+        StrictPrometheusParser.parse(head + "h_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n");
+        assertThrows(AssertionError.class, () -> StrictPrometheusParser.parse(
+                head + "h_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 3\n"));
+        assertThrows(AssertionError.class, () -> StrictPrometheusParser.parse(
+                head + "h_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n"));
+        assertThrows(AssertionError.class, () -> StrictPrometheusParser.parse(head + "h 1\n"));
+        assertThrows(AssertionError.class, () -> StrictPrometheusParser.parse(
+                "# HELP g x\n# TYPE g gauge\ng_count 1\n"));
+    }
 }

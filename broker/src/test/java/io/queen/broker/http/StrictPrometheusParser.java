@@ -14,7 +14,9 @@ import java.util.regex.Pattern;
  * {@code # HELP}, a {@code # TYPE} or a sample {@code name{labels} value}; a family's HELP and TYPE
  * come before its samples, once each; a family's samples are contiguous and belong to the family
  * declared last; no series appears twice; label values use only the three legal escapes. Any
- * deviation throws {@link AssertionError} naming the line.
+ * deviation throws {@link AssertionError} naming the line. A histogram's samples are its
+ * {@code _bucket} (with {@code le}), {@code _sum} and {@code _count} series; its buckets must not fall
+ * as {@code le} rises, and the {@code +Inf} bucket must equal {@code _count}.
  */
 final class StrictPrometheusParser {
     private static final Pattern HELP = Pattern.compile("# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)");
@@ -84,7 +86,7 @@ final class StrictPrometheusParser {
                 throw new AssertionError("line " + n + ": unexpected comment: " + line);
             } else if ((m = SAMPLE.matcher(line)).matches()) {
                 String name = m.group(1);
-                if (!name.equals(current) || !types.containsKey(name)) {
+                if (!sampleOf(name, current, types)) {
                     throw new AssertionError("line " + n + ": sample of " + name
                             + " outside its family (HELP/TYPE first, samples contiguous): " + line);
                 }
@@ -97,7 +99,56 @@ final class StrictPrometheusParser {
                 throw new AssertionError("line " + n + ": not a HELP, TYPE or sample line: " + line);
             }
         }
+        types.forEach((name, type) -> {
+            if (type.equals("histogram")) {
+                checkHistogram(name, families);
+            }
+        });
         return new Exposition(types, help, families);
+    }
+
+    /** Whether a sample named {@code name} belongs to the open family {@code current}. */
+    private static boolean sampleOf(String name, String current, Map<String, String> types) {
+        if (current == null || !types.containsKey(current)) {
+            return false;
+        }
+        if (name.equals(current)) {
+            return !types.get(current).equals("histogram");
+        }
+        return types.get(current).equals("histogram")
+                && (name.equals(current + "_bucket") || name.equals(current + "_sum") || name.equals(current + "_count"));
+    }
+
+    private static void checkHistogram(String name, Map<String, Map<Map<String, String>, Double>> families) {
+        Map<Map<String, String>, Double> buckets = families.getOrDefault(name + "_bucket", Map.of());
+        Map<Map<String, String>, Double> counts = families.getOrDefault(name + "_count", Map.of());
+        if (counts.isEmpty() || !families.containsKey(name + "_sum")) {
+            throw new AssertionError("histogram " + name + " without _count or _sum");
+        }
+        counts.forEach((labels, count) -> {
+            TreeMap<Double, Double> byBound = new TreeMap<>();
+            buckets.forEach((b, v) -> {
+                Map<String, String> rest = new TreeMap<>(b);
+                String le = rest.remove("le");
+                if (le == null) {
+                    throw new AssertionError("histogram bucket of " + name + " without le: " + b);
+                }
+                if (rest.equals(labels)) {
+                    byBound.put(parseValue(le, name + " le=" + le), v);
+                }
+            });
+            double previous = 0;
+            for (double v : byBound.values()) {
+                if (v < previous) {
+                    throw new AssertionError("histogram " + name + labels + ": buckets fall as le rises: " + byBound);
+                }
+                previous = v;
+            }
+            Double inf = byBound.get(Double.POSITIVE_INFINITY);
+            if (inf == null || !inf.equals(count)) {
+                throw new AssertionError("histogram " + name + labels + ": +Inf bucket " + inf + " is not _count " + count);
+            }
+        });
     }
 
     private static void checkHelpEscapes(String help, int n) {

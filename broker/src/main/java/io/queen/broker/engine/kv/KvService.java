@@ -3,6 +3,10 @@ package io.queen.broker.engine.kv;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.queen.broker.config.KvSettings;
+import io.queen.broker.engine.SurfaceMetrics;
+import io.queen.broker.engine.SurfaceMetrics.KvOpKind;
+import io.queen.broker.engine.SurfaceMetrics.KvOutcome;
+import io.queen.broker.engine.SurfaceMetrics.KvRefusal;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.KvStore;
 import io.queen.broker.store.SqlStates;
@@ -61,14 +65,20 @@ public final class KvService {
     private final KvStore.Limits storeLimits;
     private final KvQuota quota;
     private final KvRates rates;
+    private final SurfaceMetrics metrics;
 
-    public KvService(Database database, KvSettings limits, BooleanSupplier enabled) {
-        this(database, limits, enabled, new KvQuota(limits.guard()));
+    public KvService(Database database, KvSettings limits, BooleanSupplier enabled, SurfaceMetrics metrics) {
+        this(database, limits, enabled, new KvQuota(limits.guard()), metrics);
     }
 
-    /** {@code quota}: the poll's view the grant and occupancy rungs read (the quota refresh fills it). */
-    public KvService(Database database, KvSettings limits, BooleanSupplier enabled, KvQuota quota) {
+    /**
+     * {@code quota}: the poll's view the grant and occupancy rungs read (the quota refresh fills it);
+     * {@code metrics}: where each operation's outcome and each ladder refusal is counted.
+     */
+    public KvService(Database database, KvSettings limits, BooleanSupplier enabled, KvQuota quota,
+                     SurfaceMetrics metrics) {
         this.database = database;
+        this.metrics = metrics;
         this.limits = limits;
         this.enabled = enabled;
         this.quota = quota;
@@ -95,7 +105,11 @@ public final class KvService {
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
             outcome = run(c, tenant, call, storeLimits, false);
+        } catch (SQLException e) {
+            counted(call, KvOutcome.ERROR);
+            throw e;
         }
+        counted(call, outcome);
         ladder.done(outcome);
         return outcome;
     }
@@ -134,13 +148,16 @@ public final class KvService {
         }
         KvQuota.Refusal refusal = quota.check(tenant, rows > 0);
         if (refusal == KvQuota.Refusal.FEATURE_GATED) {
+            metrics.kvRefused(KvRefusal.FEATURE_GATED);
             throw KvException.featureGated();
         }
         if (refusal == KvQuota.Refusal.QUOTA_EXCEEDED) {
+            metrics.kvRefused(KvRefusal.QUOTA);
             throw KvException.quotaExceeded();
         }
         long wait = rates.take(tenant, reads, writes, quota.limits(tenant), System.nanoTime());
         if (wait > 0) {
+            metrics.kvRefused(KvRefusal.RATE_LIMITED);
             throw KvException.rateLimited(wait);
         }
         return new Ladder(tenant, rows, bytes, quota);
@@ -151,8 +168,11 @@ public final class KvService {
         return quota;
     }
 
-    /** A call's operations checked and encoded for the store: how many, and their JSON. */
-    public record Rider(int size, String wire) {
+    /** A call's operations checked and encoded for the store: how many, their JSON, and their code paths. */
+    public record Rider(int size, String wire, List<KvOpKind> kinds) {
+        public Rider {
+            kinds = List.copyOf(kinds);
+        }
     }
 
     /**
@@ -182,14 +202,42 @@ public final class KvService {
      */
     public Outcome applyRider(Connection c, UUID tenant, Rider rider) throws SQLException {
         KvSettings wireLimits = limits.inWire();
-        return run(c, tenant, rider, new KvStore.Limits(wireLimits.maxOpsPerCall(), wireLimits.maxKeysPerCall(),
-                wireLimits.maxValueBytes(), wireLimits.prefixLimit(), wireLimits.maxReadBytes()), true);
+        Outcome outcome;
+        try {
+            outcome = run(c, tenant, rider, new KvStore.Limits(wireLimits.maxOpsPerCall(),
+                    wireLimits.maxKeysPerCall(), wireLimits.maxValueBytes(), wireLimits.prefixLimit(),
+                    wireLimits.maxReadBytes()), true);
+        } catch (SQLException e) {
+            counted(rider, KvOutcome.ERROR);
+            throw e;
+        }
+        // Counted when the store answered: a transaction rolled back later for a push or an ack is not
+        // subtracted (the counters follow the KV statement, not the route's commit).
+        counted(rider, outcome);
+        return outcome;
     }
 
     private static Rider encode(List<KvOp> parsed) {
         ArrayNode wire = KvJson.MAPPER.createArrayNode();
         parsed.forEach(op -> op.encode(wire.addObject()));
-        return new Rider(parsed.size(), KvJson.text(wire));
+        return new Rider(parsed.size(), KvJson.text(wire), parsed.stream().map(op -> KvOpKind.of(op.op()))
+                .filter(java.util.Objects::nonNull).toList());
+    }
+
+    /** Each answered operation applied or rejected by its own verdict; a lost required one rejects them all. */
+    private void counted(Rider call, Outcome outcome) {
+        if (outcome instanceof Answered a) {
+            for (KvResult r : a.results()) {
+                boolean applied = !(r instanceof KvResult.Write w) || w.applied();
+                metrics.kvOp(KvOpKind.of(r.op()), applied ? KvOutcome.APPLIED : KvOutcome.REJECTED);
+            }
+        } else {
+            counted(call, KvOutcome.REJECTED);
+        }
+    }
+
+    private void counted(Rider call, KvOutcome outcome) {
+        call.kinds().forEach(k -> metrics.kvOp(k, outcome));
     }
 
     private static Outcome run(Connection c, UUID tenant, Rider call, KvStore.Limits storeLimits, boolean inWire)
@@ -255,6 +303,7 @@ public final class KvService {
 
     private void requireEnabled() {
         if (!enabled.getAsBoolean()) {
+            metrics.kvRefused(KvRefusal.DISABLED);
             throw KvException.disabled();
         }
     }

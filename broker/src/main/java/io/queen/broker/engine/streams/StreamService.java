@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
 import io.queen.broker.engine.CommitListener;
 import io.queen.broker.engine.PushService;
+import io.queen.broker.engine.SurfaceMetrics;
+import io.queen.broker.engine.SurfaceMetrics.CycleResult;
 import io.queen.broker.engine.TransactionalPush;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.StreamStore;
@@ -119,10 +121,15 @@ public final class StreamService {
     private final Database database;
     private final TransactionalPush sink;
     private final CommitListener listener;
+    private final SurfaceMetrics metrics;
 
-    /** Sink pushes go through {@code push}'s partition writer; commits and lease releases are told to {@code listener}. */
-    public StreamService(Database database, PushService push, CommitListener listener) {
+    /**
+     * Sink pushes go through {@code push}'s partition writer; commits and lease releases are told to
+     * {@code listener}; each cycle's result, state operations and sink items are counted in {@code metrics}.
+     */
+    public StreamService(Database database, PushService push, CommitListener listener, SurfaceMetrics metrics) {
         this.database = database;
+        this.metrics = metrics;
         this.sink = new TransactionalPush(push, listener);
         this.listener = listener;
     }
@@ -159,6 +166,34 @@ public final class StreamService {
     }
 
     public CycleOutcome cycle(UUID tenant, Cycle r) throws SQLException {
+        CycleOutcome outcome;
+        try {
+            outcome = runCycle(tenant, r);
+        } catch (SQLException e) {
+            metrics.cycle(CycleResult.ERROR);
+            throw e;
+        }
+        switch (outcome) {
+            case Committed c -> {
+                int upserts = (int) r.stateOps().stream().filter(op -> op.type() == StateOpType.UPSERT).count();
+                int queued = c.pushes().stream().mapToInt(TransactionalPush.GroupResult::queued).sum();
+                int duplicates = c.pushes().stream().mapToInt(TransactionalPush.GroupResult::duplicates).sum();
+                // The procedure applies every operation of a committed cycle (or raises and commits none).
+                metrics.cycleCommitted(upserts, r.stateOps().size() - upserts, queued, duplicates);
+            }
+            case Refused f -> metrics.cycle(switch (f.reason()) {
+                case PARTITION_NOT_FOUND -> CycleResult.PARTITION_NOT_FOUND;
+                case QUERY_NOT_FOUND -> CycleResult.QUERY_NOT_FOUND;
+                case LEASE_INVALID -> CycleResult.LEASE_INVALID;
+                case NO_LEASED_BATCH -> CycleResult.NO_LEASED_BATCH;
+                case BAD_STATE_OP -> CycleResult.BAD_STATE_OP;
+                case STATE_KEY_TOO_LARGE -> CycleResult.STATE_KEY_TOO_LARGE;
+            });
+        }
+        return outcome;
+    }
+
+    private CycleOutcome runCycle(UUID tenant, Cycle r) throws SQLException {
         String opsJson = opsJson(r.stateOps());
         Ack ack = r.ack();
         StreamStore.CycleSource source;

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.luben.zstd.ZstdInputStream;
 import io.queen.broker.config.TimerSettings;
+import io.queen.broker.engine.SurfaceMetrics;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.segment.UuidV7;
 import io.queen.broker.store.Database;
@@ -55,10 +56,13 @@ public final class TimerService {
     private final PayloadCipher cipher;
     private final BooleanSupplier scheduleEnabled;
     private final TimerWake wake;
+    private final SurfaceMetrics metrics;
 
+    /** {@code metrics}: where each operation's result and each refused call is counted. */
     public TimerService(Database database, TimerSettings limits, PayloadCipher cipher, BooleanSupplier scheduleEnabled,
-                        TimerWake wake) {
+                        TimerWake wake, SurfaceMetrics metrics) {
         this.database = database;
+        this.metrics = metrics;
         this.limits = limits;
         this.cipher = cipher;
         this.scheduleEnabled = scheduleEnabled;
@@ -67,13 +71,17 @@ public final class TimerService {
 
     /** Applies a POST /timers batch; the answers are the procedure's elements, index-aligned. */
     public List<JsonNode> apply(UUID tenant, List<JsonNode> ops) throws SQLException {
-        Rider call = prepare(ops, true);
-        if (call.wire().isEmpty()) {
-            return List.of();
+        try {
+            Rider call = prepare(ops, true);
+            if (call.wire().isEmpty()) {
+                return List.of();
+            }
+            List<JsonNode> results = counted(run(tenant, call.wire()));
+            committed(call);
+            return results;
+        } catch (TimerException e) {
+            throw refused(e, ops.size());
         }
-        List<JsonNode> results = run(tenant, call.wire());
-        committed(call);
-        return results;
     }
 
     /**
@@ -89,15 +97,45 @@ public final class TimerService {
 
     /** Checks a rider as a batch is checked; a schedule while the switch is off is refused whole. */
     public Rider prepareRider(List<JsonNode> ops) {
-        return prepare(ops, false);
+        try {
+            return prepare(ops, false);
+        } catch (TimerException e) {
+            throw refused(e, ops.size());
+        }
     }
 
-    /** Applies a rider on {@code c}, inside the caller's open transaction; answers index-aligned. */
+    /**
+     * Applies a rider on {@code c}, inside the caller's open transaction; answers index-aligned. Counted
+     * when the store answered: a transaction rolled back later for a push or an ack is not subtracted.
+     */
     public List<JsonNode> applyRider(Connection c, UUID tenant, Rider rider) throws SQLException {
         if (rider.wire().isEmpty()) {
             return List.of();
         }
-        return answers(applyOn(c, tenant, rider.wire()), rider.wire().size());
+        try {
+            return counted(answers(applyOn(c, tenant, rider.wire()), rider.wire().size()));
+        } catch (TimerException e) {
+            throw refused(e, rider.wire().size());
+        }
+    }
+
+    /** Each answer counted by its status. */
+    private List<JsonNode> counted(List<JsonNode> answers) {
+        for (JsonNode a : answers) {
+            metrics.timerOp(SurfaceMetrics.TimerResult.ofStatus(a.path("status").asText(null)), 1);
+        }
+        return answers;
+    }
+
+    /** Counts a refused call of {@code operations} operations, by the refusal's kind; returns it to throw. */
+    private TimerException refused(TimerException e, int operations) {
+        metrics.timersRefused(switch (e.kind()) {
+            case BAD_REQUEST -> SurfaceMetrics.TimerRefusal.SHAPE;
+            case TOO_LARGE -> SurfaceMetrics.TimerRefusal.PAYLOAD_TOO_LARGE;
+            case FORBIDDEN -> SurfaceMetrics.TimerRefusal.HORIZON;
+            case DISABLED -> SurfaceMetrics.TimerRefusal.DISABLED;
+        }, operations);
+        return e;
     }
 
     /** After the commit that carried {@code rider}: a schedule wakes the local sweeper at once. */
@@ -138,7 +176,11 @@ public final class TimerService {
         if (txn != null && !txn.isEmpty()) {
             op.put("txn", txn);
         }
-        return run(tenant, List.of(shape(op, 0))).getFirst();
+        try {
+            return counted(run(tenant, List.of(shape(op, 0)))).getFirst();
+        } catch (TimerException e) {
+            throw refused(e, 1);
+        }
     }
 
     public JsonNode get(UUID tenant, String queue, String timerKey) throws SQLException {

@@ -3,6 +3,7 @@ package io.queen.broker.engine.streams;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.engine.PushService;
 import io.queen.broker.engine.QueueCatalog;
+import io.queen.broker.engine.SurfaceMetrics;
 import io.queen.broker.engine.TransactionalPush;
 import io.queen.broker.engine.segment.Frame;
 import io.queen.broker.engine.segment.PayloadCipher;
@@ -55,7 +56,7 @@ class StreamServiceIT {
         db = Database.open(settings);
         new SchemaApplier(db.dataSource()).apply();
         push = new PushService(db, new QueueCatalog(), PayloadCipher.fromHexKey(KEY), (t, q, p) -> { }, 3, 10_000);
-        streams = new StreamService(db, push, (t, q, p) -> published.add(q + "/" + p));
+        streams = new StreamService(db, push, (t, q, p) -> published.add(q + "/" + p), new SurfaceMetrics());
     }
 
     @AfterAll
