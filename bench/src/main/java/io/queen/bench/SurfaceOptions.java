@@ -13,7 +13,7 @@ import java.util.Set;
  */
 record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, List<Integer> kvBatches, int kvKeys,
                       double timerRate, int timerDelayMs, int timerBatch, int streamPartitions, int streamBatch,
-                      int streamStateKeys, long streamMessages, int brokerMemoryMb) {
+                      double streamRate, double streamWindowSeconds, int streamFlushMs, int brokerMemoryMb) {
 
     enum Mode {
         KV("kv", 10), TIMERS("timers", 30), STREAMS("streams", 30);
@@ -32,7 +32,8 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
             usage: bin/bench --kv | --timers | --streams [flags]
               --kv                    KV get and put ops/s and latency per batch size, beside a JDBC upsert
               --timers                timer lateness at a fixed schedule rate: fire and parked-consumer delivery
-              --streams               stream cycles/s and latency: pop with a group, then /cycle
+              --streams               a tumbling-window count at a fixed input rate: sustained msg/s,
+                                      cycles/s, window-close latency, a check of the emitted counts
               --clients N             concurrent clients: KV callers and JDBC writers, stream runners (8)
               --seconds S             measured time per phase: a KV phase, the timer schedule, the stream
                                       run (kv 10, timers 30, streams 30)
@@ -42,17 +43,18 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
               --timer-rate R          timers scheduled per second (1000)
               --timer-delay-ms D      delay of each timer, due this far after its schedule call (1000)
               --timer-batch N         timers per schedule call (10)
-              --stream-partitions P   partitions of the stream's source queue (10)
-              --stream-batch N        source messages per pop, so per cycle (100)
-              --stream-state-keys K   state keys upserted per cycle (3)
-              --stream-messages N     messages pushed to the source before the run (600000)
+              --stream-rate R         source messages pushed per second, spread over the partitions (2000)
+              --stream-partitions P   partitions (keys) of the stream's source queue (10)
+              --stream-window-seconds W  tumbling window length, event time (1)
+              --stream-flush-ms F     interval of the flush that closes ripe windows (200)
+              --stream-batch N        source messages at most per pop, so per cycle (100)
               --broker-memory-mb N    the pod memory limit the broker's heap is sized from (1024; 0 = JVM defaults)
             The broker runs with the KV rate limits raised and the cell rate off, else the KV phases
             would measure the limiter. PostgreSQL as for the default run (QUEEN_BENCH_PG_URL).""";
 
     private static final Set<String> FLAGS = Set.of("clients", "seconds", "warmup-seconds", "kv-batches", "kv-keys",
-            "timer-rate", "timer-delay-ms", "timer-batch", "stream-partitions", "stream-batch", "stream-state-keys",
-            "stream-messages", "broker-memory-mb");
+            "timer-rate", "timer-delay-ms", "timer-batch", "stream-partitions", "stream-batch", "stream-rate",
+            "stream-window-seconds", "stream-flush-ms", "broker-memory-mb");
 
     /** The surface mode {@code args} select, or null: the default run. */
     static Mode selected(String... args) {
@@ -124,8 +126,9 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
                 positiveInt("timer-batch", flags.getOrDefault("timer-batch", "10")),
                 positiveInt("stream-partitions", flags.getOrDefault("stream-partitions", "10")),
                 positiveInt("stream-batch", flags.getOrDefault("stream-batch", "100")),
-                positiveInt("stream-state-keys", flags.getOrDefault("stream-state-keys", "3")),
-                positiveInt("stream-messages", flags.getOrDefault("stream-messages", "600000")),
+                positiveDouble("stream-rate", flags.getOrDefault("stream-rate", "2000")),
+                windowSeconds(flags.getOrDefault("stream-window-seconds", "1")),
+                positiveInt("stream-flush-ms", flags.getOrDefault("stream-flush-ms", "200")),
                 nonNegativeInt("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "1024")));
     }
 
@@ -174,6 +177,20 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
             // Reported below.
         }
         throw new IllegalArgumentException("--" + name + " must be a number > 0, got " + v);
+    }
+
+    /** A window of at least a millisecond, in whole milliseconds. */
+    private static double windowSeconds(String v) {
+        double s = positiveDouble("stream-window-seconds", v);
+        if (s * 1000 < 1 || s * 1000 != Math.rint(s * 1000)) {
+            throw new IllegalArgumentException("--stream-window-seconds must be whole milliseconds, got " + v);
+        }
+        return s;
+    }
+
+    /** The tumbling window of --stream-window-seconds, in milliseconds. */
+    long streamWindowMs() {
+        return Math.round(streamWindowSeconds * 1000);
     }
 
     private static List<Integer> intList(String name, String v) {

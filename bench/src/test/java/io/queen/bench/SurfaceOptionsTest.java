@@ -34,8 +34,10 @@ class SurfaceOptionsTest {
         SurfaceOptions streams = SurfaceOptions.parse("--streams");
         assertEquals(10, streams.streamPartitions());
         assertEquals(100, streams.streamBatch());
-        assertEquals(3, streams.streamStateKeys());
-        assertEquals(600_000, streams.streamMessages());
+        assertEquals(2000, streams.streamRate());
+        assertEquals(1000, streams.streamWindowMs());
+        assertEquals(200, streams.streamFlushMs());
+        assertEquals(8, streams.clients());
         assertEquals(1024, streams.brokerMemoryMb());
     }
 
@@ -48,6 +50,21 @@ class SurfaceOptionsTest {
         assertEquals(3, o.seconds());
         assertEquals(0, o.warmupSeconds());
         assertEquals(200, o.kvKeys());
+    }
+
+    @Test
+    void streamFlagsSetRateWindowAndFlush() {
+        SurfaceOptions o = SurfaceOptions.parse("--streams", "--stream-rate", "500", "--stream-window-seconds=0.25",
+                "--stream-flush-ms", "100", "--stream-partitions", "4");
+        assertEquals(500, o.streamRate());
+        assertEquals(250, o.streamWindowMs());
+        assertEquals(100, o.streamFlushMs());
+        assertEquals(4, o.streamPartitions());
+        assertThrows(IllegalArgumentException.class, () -> SurfaceOptions.parse("--streams",
+                "--stream-window-seconds", "0.0005"), "under a millisecond");
+        assertThrows(IllegalArgumentException.class, () -> SurfaceOptions.parse("--streams", "--stream-rate", "0"));
+        assertThrows(IllegalArgumentException.class, () -> SurfaceOptions.parse("--streams", "--stream-messages", "5"),
+                "the preload is gone");
     }
 
     @Test
