@@ -182,7 +182,7 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
     /** A window of at least a millisecond, in whole milliseconds. */
     private static double windowSeconds(String v) {
         double s = positiveDouble("stream-window-seconds", v);
-        if (s * 1000 < 1 || s * 1000 != Math.rint(s * 1000)) {
+        if (s * 1000 < 1 - 1e-9 || Math.abs(s * 1000 - Math.rint(s * 1000)) > 1e-6) {
             throw new IllegalArgumentException("--stream-window-seconds must be whole milliseconds, got " + v);
         }
         return s;
