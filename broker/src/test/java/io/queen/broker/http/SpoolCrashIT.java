@@ -1,14 +1,13 @@
 package io.queen.broker.http;
 
-import io.queen.broker.Main;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.support.BrokerJvm;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.TestPostgres;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -29,29 +28,9 @@ class SpoolCrashIT {
     @TempDir
     Path work;
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
     /** A broker in its own JVM, on the test's classpath, logging to {@code log}. */
     private static Process startBroker(DatabaseSettings db, Path spool, int port, Path log) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                Main.class.getName());
-        Map<String, String> env = pb.environment();
-        env.put("PG_HOST", db.host());
-        env.put("PG_PORT", String.valueOf(db.port()));
-        env.put("PG_USER", db.user());
-        env.put("PG_PASSWORD", db.password());
-        env.put("PG_DATABASE", db.database());
-        env.put("PORT", String.valueOf(port));
-        env.put("DB_POOL_SIZE", "8");
-        env.put("FILE_BUFFER_DIR", spool.toString());
-        env.put("FILE_BUFFER_FLUSH_MS", "20");
-        pb.redirectErrorStream(true).redirectOutput(log.toFile());
-        return pb.start();
+        return BrokerJvm.start(db, port, spool, log, Map.of("FILE_BUFFER_FLUSH_MS", "20"));
     }
 
     private static HttpProbe awaitServing(Process broker, int port, Path log) {
@@ -83,7 +62,7 @@ class SpoolCrashIT {
         Process first = null;
         Process second = null;
         try {
-            int port = freePort();
+            int port = BrokerJvm.freePort();
             first = startBroker(db, spool, port, work.resolve("first.log"));
             HttpProbe http = awaitServing(first, port, work.resolve("first.log"));
             answers.record(http.post("/api/v1/push", PushOutageIT.request("before", 0, 3)));
@@ -103,7 +82,7 @@ class SpoolCrashIT {
             }
             assertTrue(spoolFiles(spool) > 0, "the killed broker left its spool behind");
 
-            int nextPort = freePort();
+            int nextPort = BrokerJvm.freePort();
             second = startBroker(db, spool, nextPort, work.resolve("second.log"));
             HttpProbe next = awaitServing(second, nextPort, work.resolve("second.log"));
             // Replayed before the port opened.

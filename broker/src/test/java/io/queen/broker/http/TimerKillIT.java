@@ -2,8 +2,8 @@ package io.queen.broker.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.broker.Broker;
-import io.queen.broker.Main;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.support.BrokerJvm;
 import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.TestPostgres;
@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -42,30 +41,10 @@ class TimerKillIT {
     @TempDir
     Path work;
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
     /** The victim, in its own JVM on the test's classpath, firing 10 timers a claim. */
     private static Process startVictim(DatabaseSettings db, int port, Path spool, Path log) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                Main.class.getName());
-        Map<String, String> env = pb.environment();
-        env.put("PG_HOST", db.host());
-        env.put("PG_PORT", String.valueOf(db.port()));
-        env.put("PG_USER", db.user());
-        env.put("PG_PASSWORD", db.password());
-        env.put("PG_DATABASE", db.database());
-        env.put("PORT", String.valueOf(port));
-        env.put("DB_POOL_SIZE", "8");
-        env.put("FILE_BUFFER_DIR", spool.toString());
-        env.put("QUEEN_SWEEPER_LEASE_MS", LEASE_MS);
-        env.put("QUEEN_SWEEPER_CLAIM_BATCH", "10");
-        pb.redirectErrorStream(true).redirectOutput(log.toFile());
-        return pb.start();
+        return BrokerJvm.start(db, port, spool, log,
+                Map.of("QUEEN_SWEEPER_LEASE_MS", LEASE_MS, "QUEEN_SWEEPER_CLAIM_BATCH", "10"));
     }
 
     private static long pending(DatabaseSettings db) throws Exception {
@@ -80,7 +59,7 @@ class TimerKillIT {
     void timersOfABrokerKilledMidFireAreEachDeliveredExactlyOnce() throws Exception {
         DatabaseSettings db = TestPostgres.freshDatabase("timer_kill");
         Path log = work.resolve("victim.log");
-        int port = freePort();
+        int port = BrokerJvm.freePort();
         Process victim = startVictim(db, port, work.resolve("spool"), log);
         long leftAtKill;
         try {
