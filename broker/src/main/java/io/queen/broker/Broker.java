@@ -32,9 +32,12 @@ import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.auth.Authenticator;
 import io.queen.broker.engine.dedup.DedupCache;
+import io.queen.broker.engine.kv.KvQuota;
+import io.queen.broker.engine.kv.KvRates;
 import io.queen.broker.engine.kv.KvService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.streams.StreamService;
+import io.queen.broker.engine.timers.TimerGate;
 import io.queen.broker.engine.timers.TimerService;
 import io.queen.broker.engine.timers.TimerWake;
 import io.queen.broker.engine.wake.WakeHub;
@@ -247,9 +250,13 @@ public final class Broker implements AutoCloseable {
             PushSpool spool = new PushSpool(maintenance, push::push, switches::pushPaused);
             TimerWake timerWake = new TimerWake();
             BrokerMetrics metrics = new BrokerMetrics();
-            KvService kv = new KvService(database, settings.kv(), switches::kvEnabled, metrics.surfaces());
+            // One quota view and one set of write buckets for the KV and the timers: one surface, metered once.
+            KvQuota kvQuota = new KvQuota(settings.kv().guard());
+            KvRates kvRates = new KvRates(settings.kv().guard());
+            KvService kv = new KvService(database, settings.kv(), switches::kvEnabled, kvQuota, kvRates,
+                    metrics.surfaces());
             TimerService timers = new TimerService(database, settings.timers(), cipher, switches::timersScheduleEnabled,
-                    timerWake, metrics.surfaces());
+                    timerWake, new TimerGate(kvQuota, kvRates), metrics.surfaces());
             DataPlane data = new DataPlane(new PushIntake(push, spool, switches::pushPaused), pop, ack,
                     new TransactionService(database, push, ack, channel::published, kv, timers),
                     new FetchService(database, cipher, hub));

@@ -86,7 +86,8 @@ public final class SurfaceMetrics {
 
     /** Why a timer call was refused: its shape, a payload size, the horizon, or the operator's switch. */
     public enum TimerRefusal {
-        SHAPE("shape"), PAYLOAD_TOO_LARGE("payload_too_large"), HORIZON("horizon"), DISABLED("disabled");
+        SHAPE("shape"), PAYLOAD_TOO_LARGE("payload_too_large"), HORIZON("horizon"), DISABLED("disabled"),
+        FEATURE_GATED("feature_gated"), QUOTA("quota"), RATE_LIMITED("rate_limited");
 
         public final String label;
 

@@ -97,7 +97,7 @@ public final class TransactionService {
             throws SQLException {
         String txId = UuidV7.next().toString();
         KvService.Rider kvRider = riders.kv().isEmpty() ? null : kv.prepareRider(tenant, riders.kv());
-        TimerService.Rider timerRider = riders.timers().isEmpty() ? null : timers.prepareRider(riders.timers());
+        TimerService.Rider timerRider = riders.timers().isEmpty() ? null : timers.prepareRider(tenant, riders.timers());
         List<PushOp> pushOps = new ArrayList<>();
         List<AckOp> ackOps = new ArrayList<>();
         for (Op op : ops) {

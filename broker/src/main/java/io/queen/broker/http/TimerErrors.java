@@ -26,9 +26,13 @@ final class TimerErrors {
         Status status = switch (e.kind()) {
             case BAD_REQUEST -> Status.BAD_REQUEST_400;
             case TOO_LARGE -> Status.REQUEST_ENTITY_TOO_LARGE_413;
-            case FORBIDDEN -> Status.FORBIDDEN_403;
+            case FORBIDDEN, QUOTA -> Status.FORBIDDEN_403;
+            case RATE_LIMITED -> Status.TOO_MANY_REQUESTS_429;
             case DISABLED -> Status.SERVICE_UNAVAILABLE_503;
         };
+        if (e.kind() == TimerException.Kind.RATE_LIMITED) {
+            res.header(HeaderNames.RETRY_AFTER, String.valueOf(e.retryAfterSeconds()));
+        }
         if (e.kind() == TimerException.Kind.DISABLED) {
             res.header(HeaderNames.RETRY_AFTER, Failures.RETRY_AFTER_SECONDS);
             if (e.mixedBatch()) {

@@ -85,8 +85,12 @@ public final class TransactionHttpService implements HttpService {
             }, "kv", e.error(), e.reason(), e.detail());
             return;
         } catch (TimerException e) {
+            if (e.kind() == TimerException.Kind.RATE_LIMITED) {
+                res.header(io.helidon.http.HeaderNames.RETRY_AFTER, String.valueOf(e.retryAfterSeconds()));
+            }
             refused(res, switch (e.kind()) {
-                case DISABLED -> Status.FORBIDDEN_403;
+                case DISABLED, QUOTA -> Status.FORBIDDEN_403;
+                case RATE_LIMITED -> Status.TOO_MANY_REQUESTS_429;
                 case TOO_LARGE, FORBIDDEN -> Status.OK_200;
                 case BAD_REQUEST -> Status.BAD_REQUEST_400;
             }, "timers", e.error(), e.reason(), e.detail());

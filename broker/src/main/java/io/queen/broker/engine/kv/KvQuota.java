@@ -21,7 +21,14 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class KvQuota {
     /** What the poll said of one tenant; a null limit is unlimited. */
     public record Limits(boolean granted, boolean enabled, Long maxRows, Long maxBytes, Integer maxReadsPerSec,
-                         Integer maxWritesPerSec, long kvRows, long kvBytes, long computedAtMs) {
+                         Integer maxWritesPerSec, long kvRows, long kvBytes, long computedAtMs, Long maxTimers,
+                         Long maxHorizonS, long timerRows) {
+        /** A tenant's KV limits with no timer limit and no timers measured. */
+        public Limits(boolean granted, boolean enabled, Long maxRows, Long maxBytes, Integer maxReadsPerSec,
+                      Integer maxWritesPerSec, long kvRows, long kvBytes, long computedAtMs) {
+            this(granted, enabled, maxRows, maxBytes, maxReadsPerSec, maxWritesPerSec, kvRows, kvBytes, computedAtMs,
+                    null, null, 0);
+        }
     }
 
     /** Which rung refused. */
@@ -32,6 +39,9 @@ public final class KvQuota {
     private volatile long refreshedAtMs;
     private final Set<UUID> blocked = ConcurrentHashMap.newKeySet();
     private final Map<UUID, AtomicLong[]> grown = new ConcurrentHashMap<>();
+    /** The timers' occupancy rung, kept apart: a tenant full of timers may still write keys, and back. */
+    private final Set<UUID> blockedTimers = ConcurrentHashMap.newKeySet();
+    private final Map<UUID, AtomicLong> scheduled = new ConcurrentHashMap<>();
 
     public KvQuota(KvSettings.Guard guard) {
         this.guard = guard;
@@ -50,7 +60,8 @@ public final class KvQuota {
             fresh.put(id, new Limits(t.path("granted").asBoolean(), t.path("enabled").asBoolean(true),
                     longOrNull(t.get("maxRows")), longOrNull(t.get("maxBytes")), intOrNull(t.get("maxReadsPerSec")),
                     intOrNull(t.get("maxWritesPerSec")), t.path("kvRows").asLong(), t.path("kvBytes").asLong(),
-                    t.path("computedAtMs").asLong()));
+                    t.path("computedAtMs").asLong(), longOrNull(t.get("maxTimers")), longOrNull(t.get("maxHorizonS")),
+                    t.path("timerRows").asLong()));
         }
         Map<UUID, Limits> before = tenants;
         for (Map.Entry<UUID, Limits> e : fresh.entrySet()) {
@@ -61,14 +72,22 @@ public final class KvQuota {
             }
             // A new measurement: it counts what this broker wrote, so the local delta starts over.
             grown.remove(e.getKey());
+            scheduled.remove(e.getKey());
             if (over(now, 0, 0, 100)) {
                 blocked.add(e.getKey());
             } else if (!over(now, 0, 0, guard.releasePercent())) {
                 blocked.remove(e.getKey());
             }
+            if (overTimers(now, 0, 100)) {
+                blockedTimers.add(e.getKey());
+            } else if (!overTimers(now, 0, guard.releasePercent())) {
+                blockedTimers.remove(e.getKey());
+            }
         }
         blocked.retainAll(fresh.keySet());
         grown.keySet().retainAll(fresh.keySet());
+        blockedTimers.retainAll(fresh.keySet());
+        scheduled.keySet().retainAll(fresh.keySet());
         tenants = Map.copyOf(fresh);
         refreshedAtMs = nowMs;
     }
@@ -97,6 +116,51 @@ public final class KvQuota {
         return null;
     }
 
+    /**
+     * The grant rung then the timers' occupancy rung for a call that schedules (a cancel or a read is
+     * never refused: a tenant that cannot cancel cannot get back under its limit); null admits it.
+     * {@code schedules}: the call's schedule operations, all of which must fit under the limit.
+     * A reschedule counts as a schedule, as in the reference: at schedule time the two are one upsert.
+     */
+    public Refusal checkTimers(UUID tenant, int schedules) {
+        Limits t = tenants.get(tenant);
+        if ((guard.requireGrant() && (t == null || !t.granted())) || (t != null && !t.enabled())) {
+            return Refusal.FEATURE_GATED;
+        }
+        if (t == null || t.maxTimers() == null) {
+            return null;
+        }
+        if (blockedTimers.contains(tenant)) {
+            return Refusal.QUOTA_EXCEEDED;
+        }
+        AtomicLong d = scheduled.get(tenant);
+        long held = t.timerRows() + (d == null ? 0 : d.get());
+        if (held >= t.maxTimers()) {
+            blockedTimers.add(tenant);
+            return Refusal.QUOTA_EXCEEDED;
+        }
+        if (held + schedules > t.maxTimers()) {
+            // Room for some, not for the whole call: refused, but the tenant is not full.
+            return Refusal.QUOTA_EXCEEDED;
+        }
+        return null;
+    }
+
+    /** After a call that scheduled {@code timers} (an upper bound: a reschedule adds no row). */
+    public void scheduled(UUID tenant, long timers) {
+        if (timers <= 0 || !tenants.containsKey(tenant)) {
+            return;
+        }
+        scheduled.computeIfAbsent(tenant, k -> new AtomicLong()).addAndGet(timers);
+    }
+
+    /** The horizon in force for the tenant: the cell's, narrowed (never widened) by its quota row. */
+    public long horizonSeconds(UUID tenant, long cellSeconds) {
+        Limits t = tenants.get(tenant);
+        Long own = t == null ? null : t.maxHorizonS();
+        return own == null || own <= 0 ? cellSeconds : Math.min(cellSeconds, own);
+    }
+
     /** After a call that wrote: at most {@code rows} new rows and {@code bytes} value bytes. */
     public void wrote(UUID tenant, long rows, long bytes) {
         if (rows <= 0 && bytes <= 0 || !tenants.containsKey(tenant)) {
@@ -123,12 +187,17 @@ public final class KvQuota {
 
     /** Tenants at or above the hot share of a limit. */
     public long hot() {
-        return tenants.values().stream().filter(t -> over(t, 0, 0, guard.hotPercent())).count();
+        return tenants.values().stream().filter(t -> over(t, 0, 0, guard.hotPercent())
+                || overTimers(t, 0, guard.hotPercent())).count();
     }
 
     private static boolean over(Limits t, long rows, long bytes, int percent) {
         return (t.maxRows() != null && (t.kvRows() + rows) * 100 >= t.maxRows() * percent)
                 || (t.maxBytes() != null && (t.kvBytes() + bytes) * 100 >= t.maxBytes() * percent);
+    }
+
+    private static boolean overTimers(Limits t, long timers, int percent) {
+        return t.maxTimers() != null && (t.timerRows() + timers) * 100 >= t.maxTimers() * percent;
     }
 
     private static Long longOrNull(JsonNode v) {

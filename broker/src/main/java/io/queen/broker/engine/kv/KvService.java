@@ -68,21 +68,22 @@ public final class KvService {
     private final SurfaceMetrics metrics;
 
     public KvService(Database database, KvSettings limits, BooleanSupplier enabled, SurfaceMetrics metrics) {
-        this(database, limits, enabled, new KvQuota(limits.guard()), metrics);
+        this(database, limits, enabled, new KvQuota(limits.guard()), new KvRates(limits.guard()), metrics);
     }
 
     /**
      * {@code quota}: the poll's view the grant and occupancy rungs read (the quota refresh fills it);
+     * {@code rates}: the rate rung's buckets (shared with the timers' schedules, one write budget);
      * {@code metrics}: where each operation's outcome and each ladder refusal is counted.
      */
-    public KvService(Database database, KvSettings limits, BooleanSupplier enabled, KvQuota quota,
+    public KvService(Database database, KvSettings limits, BooleanSupplier enabled, KvQuota quota, KvRates rates,
                      SurfaceMetrics metrics) {
         this.database = database;
         this.metrics = metrics;
         this.limits = limits;
         this.enabled = enabled;
         this.quota = quota;
-        this.rates = new KvRates(limits.guard());
+        this.rates = rates;
         this.storeLimits = new KvStore.Limits(limits.maxOpsPerCall(), limits.maxKeysPerCall(), limits.maxValueBytes(),
                 limits.prefixLimit(), limits.maxReadBytes());
     }

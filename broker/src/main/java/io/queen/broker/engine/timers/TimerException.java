@@ -8,14 +8,19 @@ package io.queen.broker.engine.timers;
  * status from the {@link Kind}.
  */
 public final class TimerException extends RuntimeException {
-    /** The client's shape (400), a size (413), a limit of the cell (403), or an operator's switch (503). */
-    public enum Kind { BAD_REQUEST, TOO_LARGE, FORBIDDEN, DISABLED }
+    /**
+     * The client's shape (400), a size (413), a limit of the cell on one operation (403; inside a
+     * transaction a 200 verdict), the tenant's grant or occupancy (403 everywhere), its rate (429), or
+     * an operator's switch (503).
+     */
+    public enum Kind { BAD_REQUEST, TOO_LARGE, FORBIDDEN, QUOTA, RATE_LIMITED, DISABLED }
 
     private final Kind kind;
     private final String error;
     private final String reason;
     private final String detail;
     private final boolean mixedBatch;
+    private long retryAfterSeconds;
 
     private TimerException(Kind kind, String error, String reason, String detail, boolean mixedBatch) {
         super(error + (reason == null ? "" : " (" + reason + ")") + (detail == null ? "" : ": " + detail),
@@ -42,6 +47,26 @@ public final class TimerException extends RuntimeException {
         return new TimerException(Kind.FORBIDDEN, "timer_horizon_exceeded", "timers_horizon", detail, false);
     }
 
+    /** 403 feature_gated: timers are not granted to this tenant (no queen.kv_quota row, or one disabled). */
+    public static TimerException featureGated() {
+        return new TimerException(Kind.QUOTA, "feature_gated", "timers_not_granted",
+                "timers are not enabled for this tenant", false);
+    }
+
+    /** 403 timers_quota_exceeded: the tenant holds its max_timers; cancels still pass. */
+    public static TimerException quotaExceeded() {
+        return new TimerException(Kind.QUOTA, "timers_quota_exceeded", "timers_quota_exceeded",
+                "the tenant's pending timer limit is reached; cancel timers or let them fire", false);
+    }
+
+    /** 429 rate_limited: the tenant's (or this broker's) write rate is spent for now. */
+    public static TimerException rateLimited(long retryAfterSeconds) {
+        TimerException e = new TimerException(Kind.RATE_LIMITED, "rate_limited", "timers_rate",
+                "too many calls; retry after " + retryAfterSeconds + " s", false);
+        e.retryAfterSeconds = retryAfterSeconds;
+        return e;
+    }
+
     /**
      * 503 timers_disabled: an operator stopped new timers. {@code mixedBatch}: the refused batch carried
      * cancels too, which the DELETE route takes whatever the switch says.
@@ -65,6 +90,11 @@ public final class TimerException extends RuntimeException {
 
     public String detail() {
         return detail;
+    }
+
+    /** For a 429: whole seconds until the rate admits a call again. */
+    public long retryAfterSeconds() {
+        return retryAfterSeconds;
     }
 
     public boolean mixedBatch() {

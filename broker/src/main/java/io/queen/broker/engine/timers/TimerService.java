@@ -56,12 +56,18 @@ public final class TimerService {
     private final PayloadCipher cipher;
     private final BooleanSupplier scheduleEnabled;
     private final TimerWake wake;
+    private final TimerGate gate;
     private final SurfaceMetrics metrics;
 
-    /** {@code metrics}: where each operation's result and each refused call is counted. */
+    /**
+     * {@code gate}: the grant, occupancy and rate rungs a schedule passes after the switch (and the
+     * tenant's own horizon); {@code metrics}: where each operation's result and each refused call is
+     * counted.
+     */
     public TimerService(Database database, TimerSettings limits, PayloadCipher cipher, BooleanSupplier scheduleEnabled,
-                        TimerWake wake, SurfaceMetrics metrics) {
+                        TimerWake wake, TimerGate gate, SurfaceMetrics metrics) {
         this.database = database;
+        this.gate = gate;
         this.metrics = metrics;
         this.limits = limits;
         this.cipher = cipher;
@@ -72,7 +78,7 @@ public final class TimerService {
     /** Applies a POST /timers batch; the answers are the procedure's elements, index-aligned. */
     public List<JsonNode> apply(UUID tenant, List<JsonNode> ops) throws SQLException {
         try {
-            Rider call = prepare(ops, true);
+            Rider call = prepare(tenant, ops, true);
             if (call.wire().isEmpty()) {
                 return List.of();
             }
@@ -87,18 +93,18 @@ public final class TimerService {
     /**
      * A timer rider of {@code POST /transaction}, or a batch: its operations checked and normalised
      * to the procedure's wire before any connection is taken; {@code schedules} says whether any of
-     * them schedules (a cancel alone is never stopped by the schedule switch).
+     * them schedule (a cancel alone is never stopped by the schedule switch or the quota ladder).
      */
-    public record Rider(List<ObjectNode> wire, boolean schedules) {
+    public record Rider(UUID tenant, List<ObjectNode> wire, int schedules) {
         public Rider {
             wire = List.copyOf(wire);
         }
     }
 
     /** Checks a rider as a batch is checked; a schedule while the switch is off is refused whole. */
-    public Rider prepareRider(List<JsonNode> ops) {
+    public Rider prepareRider(UUID tenant, List<JsonNode> ops) {
         try {
-            return prepare(ops, false);
+            return prepare(tenant, ops, false);
         } catch (TimerException e) {
             throw refused(e, ops.size());
         }
@@ -134,18 +140,25 @@ public final class TimerService {
             case TOO_LARGE -> SurfaceMetrics.TimerRefusal.PAYLOAD_TOO_LARGE;
             case FORBIDDEN -> SurfaceMetrics.TimerRefusal.HORIZON;
             case DISABLED -> SurfaceMetrics.TimerRefusal.DISABLED;
+            case QUOTA -> "feature_gated".equals(e.error()) ? SurfaceMetrics.TimerRefusal.FEATURE_GATED
+                    : SurfaceMetrics.TimerRefusal.QUOTA;
+            case RATE_LIMITED -> SurfaceMetrics.TimerRefusal.RATE_LIMITED;
         }, operations);
         return e;
     }
 
-    /** After the commit that carried {@code rider}: a schedule wakes the local sweeper at once. */
+    /**
+     * After the commit that carried {@code rider}: its schedules count toward the tenant's occupancy
+     * until the next quota poll measures them, and wake the local sweeper at once.
+     */
     public void committed(Rider rider) {
-        if (rider.schedules()) {
+        if (rider.schedules() > 0) {
+            gate.scheduled(rider.tenant(), rider.schedules());
             wake.ring();
         }
     }
 
-    private Rider prepare(List<JsonNode> ops, boolean mixedBatchHint) {
+    private Rider prepare(UUID tenant, List<JsonNode> ops, boolean mixedBatchHint) {
         if (ops.size() > limits.maxOpsPerCall()) {
             throw TimerException.badRequest("timers_too_many_ops",
                     ops.size() + " ops in one call, the ceiling is " + limits.maxOpsPerCall());
@@ -153,8 +166,9 @@ public final class TimerService {
         List<ObjectNode> wire = new ArrayList<>(ops.size());
         Set<String> seen = new HashSet<>();
         int schedules = 0;
+        long horizonS = gate.horizonSeconds(tenant, limits.maxHorizonS());
         for (int i = 0; i < ops.size(); i++) {
-            ObjectNode op = shape(ops.get(i), i);
+            ObjectNode op = shape(ops.get(i), i, horizonS);
             if (!seen.add(op.get("queue").textValue() + '\u0000' + op.get("timerKey").textValue())) {
                 throw TimerException.badRequest("timers_duplicate_key",
                         "op at index " + i + ": a (queue, timerKey) may appear once per call");
@@ -167,7 +181,10 @@ public final class TimerService {
         if (schedules > 0 && !scheduleEnabled.getAsBoolean()) {
             throw TimerException.disabled(mixedBatchHint && schedules < ops.size());
         }
-        return new Rider(wire, schedules > 0);
+        if (schedules > 0) {
+            gate.admit(tenant, schedules);
+        }
+        return new Rider(tenant, wire, schedules);
     }
 
     /** DELETE /timers/:queue/*key: one cancel, never refused by the schedule switch; {@code txn} is echoed. */
@@ -177,7 +194,7 @@ public final class TimerService {
             op.put("txn", txn);
         }
         try {
-            return counted(run(tenant, List.of(shape(op, 0)))).getFirst();
+            return counted(run(tenant, List.of(shape(op, 0, limits.maxHorizonS())))).getFirst();
         } catch (TimerException e) {
             throw refused(e, 1);
         }
@@ -292,8 +309,11 @@ public final class TimerService {
         }
     }
 
-    /** Checks one operation's shape and normalises it to the procedure's wire; the broker's id is minted here. */
-    private ObjectNode shape(JsonNode raw, int i) {
+    /**
+     * Checks one operation's shape and normalises it to the procedure's wire; the broker's id is minted
+     * here. {@code horizonS}: the longest delay in force for the tenant.
+     */
+    private ObjectNode shape(JsonNode raw, int i, long horizonS) {
         if (raw == null || !raw.isObject()) {
             throw TimerException.badRequest("timers_bad_op", "op at index " + i + " is not an object");
         }
@@ -343,9 +363,9 @@ public final class TimerService {
                     + ": delayMs (a number of milliseconds) is required; a delay in the past is legal and fires at once");
         }
         double delayMs = delay.doubleValue();
-        if (!Double.isFinite(delayMs) || delayMs > limits.maxHorizonS() * 1000.0) {
+        if (!Double.isFinite(delayMs) || delayMs > horizonS * 1000.0) {
             throw TimerException.horizon("op at index " + i + ": delayMs " + delay.asText() + " is beyond the "
-                    + limits.maxHorizonS() * 1000 + " ms horizon in force here");
+                    + horizonS * 1000 + " ms horizon in force here");
         }
         op.put("delayMs", Math.max((long) Math.floor(delayMs), -limits.maxHorizonS() * 1000));
         String txn = text(raw, "txn");
