@@ -72,6 +72,7 @@ import io.queen.broker.jobs.BackgroundJobs;
 import io.queen.broker.jobs.KvQuotaRefresh;
 import io.queen.broker.jobs.KvSweeper;
 import io.queen.broker.jobs.TimerSweeper;
+import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
 import io.queen.broker.store.PgWakeChannel;
@@ -143,7 +144,8 @@ public final class Broker implements AutoCloseable {
             } else {
                 LOG.info("QUEEN_APPLY_SCHEMA=0: schema apply skipped; the schema must have been applied by a privileged role");
             }
-            WakeHub hub = new WakeHub();
+            // The one clock the engine's caches, rate buckets and waits read (broker/DESIGN.md, Time).
+            WakeHub hub = new WakeHub(Ticker.SYSTEM);
             wakeChannel = new PgWakeChannel(dbSettings, hub, PgWakeChannel.newBrokerId());
             // With JWT on, a JWKS endpoint's keys are fetched before the broker serves.
             authenticator = settings.auth().enabled() ? Authenticator.start(settings.auth()) : null;
@@ -236,7 +238,8 @@ public final class Broker implements AutoCloseable {
         static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
                                PgWakeChannel channel, Authenticator auth) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
-            QueueCatalog catalog = new QueueCatalog();
+            Ticker clock = hub.ticker();
+            QueueCatalog catalog = new QueueCatalog(clock);
             channel.onQueueChanged(catalog::evict);
             PushService push = new PushService(database, catalog, cipher, channel::published,
                     settings.engine().zstdLevel(), DedupCache.entriesFor(settings.engine().dedupCacheMb()));
