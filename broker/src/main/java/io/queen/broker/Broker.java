@@ -32,6 +32,7 @@ import io.queen.broker.engine.TraceService;
 import io.queen.broker.engine.TransactionService;
 import io.queen.broker.engine.auth.Authenticator;
 import io.queen.broker.engine.dedup.DedupCache;
+import io.queen.broker.engine.kv.KvQuota;
 import io.queen.broker.engine.kv.KvService;
 import io.queen.broker.engine.segment.PayloadCipher;
 import io.queen.broker.engine.streams.StreamService;
@@ -250,7 +251,8 @@ public final class Broker implements AutoCloseable {
             PushSpool spool = new PushSpool(maintenance, push::push, switches::pushPaused);
             TimerWake timerWake = new TimerWake();
             BrokerMetrics metrics = new BrokerMetrics();
-            KvService kv = new KvService(database, settings.kv(), switches::kvEnabled, metrics.surfaces());
+            KvService kv = new KvService(database, settings.kv(), switches::kvEnabled, new KvQuota(settings.kv().guard()),
+                    metrics.surfaces(), clock);
             TimerService timers = new TimerService(database, settings.timers(), cipher, switches::timersScheduleEnabled,
                     timerWake, metrics.surfaces());
             DataPlane data = new DataPlane(new PushIntake(push, spool, switches::pushPaused), pop, ack,

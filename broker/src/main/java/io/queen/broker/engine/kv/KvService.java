@@ -7,6 +7,7 @@ import io.queen.broker.engine.SurfaceMetrics;
 import io.queen.broker.engine.SurfaceMetrics.KvOpKind;
 import io.queen.broker.engine.SurfaceMetrics.KvOutcome;
 import io.queen.broker.engine.SurfaceMetrics.KvRefusal;
+import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.KvStore;
 import io.queen.broker.store.SqlStates;
@@ -68,21 +69,22 @@ public final class KvService {
     private final SurfaceMetrics metrics;
 
     public KvService(Database database, KvSettings limits, BooleanSupplier enabled, SurfaceMetrics metrics) {
-        this(database, limits, enabled, new KvQuota(limits.guard()), metrics);
+        this(database, limits, enabled, new KvQuota(limits.guard()), metrics, Ticker.SYSTEM);
     }
 
     /**
      * {@code quota}: the poll's view the grant and occupancy rungs read (the quota refresh fills it);
-     * {@code metrics}: where each operation's outcome and each ladder refusal is counted.
+     * {@code metrics}: where each operation's outcome and each ladder refusal is counted;
+     * {@code ticker}: what the rate buckets refill on.
      */
     public KvService(Database database, KvSettings limits, BooleanSupplier enabled, KvQuota quota,
-                     SurfaceMetrics metrics) {
+                     SurfaceMetrics metrics, Ticker ticker) {
         this.database = database;
         this.metrics = metrics;
         this.limits = limits;
         this.enabled = enabled;
         this.quota = quota;
-        this.rates = new KvRates(limits.guard());
+        this.rates = new KvRates(limits.guard(), ticker);
         this.storeLimits = new KvStore.Limits(limits.maxOpsPerCall(), limits.maxKeysPerCall(), limits.maxValueBytes(),
                 limits.prefixLimit(), limits.maxReadBytes());
     }
@@ -155,7 +157,7 @@ public final class KvService {
             metrics.kvRefused(KvRefusal.QUOTA);
             throw KvException.quotaExceeded();
         }
-        long wait = rates.take(tenant, reads, writes, quota.limits(tenant), System.nanoTime());
+        long wait = rates.take(tenant, reads, writes, quota.limits(tenant));
         if (wait > 0) {
             metrics.kvRefused(KvRefusal.RATE_LIMITED);
             throw KvException.rateLimited(wait);
