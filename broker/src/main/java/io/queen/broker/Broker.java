@@ -249,7 +249,7 @@ public final class Broker implements AutoCloseable {
             PopService pop = new PopService(database, catalog, cipher, hub, new PopAutopilot(
                     settings.engine().popAutopilot(), settings.engine().popAutopilotBatch()));
             PushSpool spool = new PushSpool(maintenance, push::push, switches::pushPaused);
-            TimerWake timerWake = new TimerWake();
+            TimerWake timerWake = new TimerWake(clock);
             BrokerMetrics metrics = new BrokerMetrics();
             KvService kv = new KvService(database, settings.kv(), switches::kvEnabled, new KvQuota(settings.kv().guard()),
                     metrics.surfaces(), clock);
@@ -270,7 +270,7 @@ public final class Broker implements AutoCloseable {
             Observability observability = new Observability(metrics, new ObservabilityService(database),
                     new DatabaseHealth(database));
             TimerFire timerFire = new TimerFire(database, push, channel::published, settings.timers(),
-                    switches::timersFireEnabled, metrics.surfaces());
+                    switches::timersFireEnabled, metrics.surfaces(), clock);
             return new Services(data, management, observability,
                     new Background(hub, switches, spool, timerFire, timerWake),
                     kv,
