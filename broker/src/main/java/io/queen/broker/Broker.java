@@ -75,6 +75,7 @@ import io.queen.broker.jobs.BackgroundJobs;
 import io.queen.broker.jobs.KvQuotaRefresh;
 import io.queen.broker.jobs.KvSweeper;
 import io.queen.broker.jobs.TimerSweeper;
+import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
 import io.queen.broker.store.PgWakeChannel;
@@ -146,7 +147,8 @@ public final class Broker implements AutoCloseable {
             } else {
                 LOG.info("QUEEN_APPLY_SCHEMA=0: schema apply skipped; the schema must have been applied by a privileged role");
             }
-            WakeHub hub = new WakeHub();
+            // The one clock the engine's caches, rate buckets and waits read (broker/DESIGN.md, Time).
+            WakeHub hub = new WakeHub(Ticker.SYSTEM);
             wakeChannel = new PgWakeChannel(dbSettings, hub, PgWakeChannel.newBrokerId());
             // With JWT on, a JWKS endpoint's keys are fetched before the broker serves.
             authenticator = settings.auth().enabled() ? Authenticator.start(settings.auth()) : null;
@@ -239,7 +241,8 @@ public final class Broker implements AutoCloseable {
         static Services create(BrokerSettings settings, MaintenanceSettings maintenance, Database database, WakeHub hub,
                                PgWakeChannel channel, Authenticator auth) {
             PayloadCipher cipher = PayloadCipher.fromHexKey(settings.engine().encryptionKeyHex());
-            QueueCatalog catalog = new QueueCatalog();
+            Ticker clock = hub.ticker();
+            QueueCatalog catalog = new QueueCatalog(clock);
             channel.onQueueChanged(catalog::evict);
             PushService push = new PushService(database, catalog, cipher, channel::published,
                     settings.engine().zstdLevel(), DedupCache.entriesFor(settings.engine().dedupCacheMb()));
@@ -248,11 +251,11 @@ public final class Broker implements AutoCloseable {
             PopService pop = new PopService(database, catalog, cipher, hub, new PopAutopilot(
                     settings.engine().popAutopilot(), settings.engine().popAutopilotBatch()));
             PushSpool spool = new PushSpool(maintenance, push::push, switches::pushPaused);
-            TimerWake timerWake = new TimerWake();
+            TimerWake timerWake = new TimerWake(clock);
             BrokerMetrics metrics = new BrokerMetrics();
             // One quota view and one set of write buckets for the KV and the timers: one surface, metered once.
             KvQuota kvQuota = new KvQuota(settings.kv().guard());
-            KvRates kvRates = new KvRates(settings.kv().guard());
+            KvRates kvRates = new KvRates(settings.kv().guard(), clock);
             KvService kv = new KvService(database, settings.kv(), switches::kvEnabled, kvQuota, kvRates,
                     metrics.surfaces());
             TimerService timers = new TimerService(database, settings.timers(), cipher, switches::timersScheduleEnabled,
@@ -272,7 +275,7 @@ public final class Broker implements AutoCloseable {
             Observability observability = new Observability(metrics, new ObservabilityService(database),
                     new DatabaseHealth(database));
             TimerFire timerFire = new TimerFire(database, push, channel::published, settings.timers(),
-                    switches::timersFireEnabled, metrics.surfaces());
+                    switches::timersFireEnabled, metrics.surfaces(), clock);
             return new Services(data, management, observability,
                     new Background(hub, switches, spool, timerFire, timerWake),
                     kv,

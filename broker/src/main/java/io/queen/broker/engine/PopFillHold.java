@@ -22,13 +22,14 @@ final class PopFillHold {
     private final WakeHub wake;
     private final PopPolicies policies;
     /** Each queue's minPopWaitTime as last read, so queues without it (the default) cost no query. */
-    private final TtlCache<UUID, Integer> minPopWaitMs = new TtlCache<>();
+    private final TtlCache<UUID, Integer> minPopWaitMs;
 
     PopFillHold(Database database, QueueCatalog catalog, WakeHub wake, PopPolicies policies) {
         this.database = database;
         this.catalog = catalog;
         this.wake = wake;
         this.policies = policies;
+        this.minPopWaitMs = new TtlCache<>(wake.ticker());
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.queen.broker.engine;
 
+import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.LogStore;
 
 import java.sql.Connection;
@@ -13,9 +14,14 @@ import java.util.UUID;
  */
 final class PopPolicies {
     /** By "queueId/group". */
-    private final TtlCache<String, Policy> policies = new TtlCache<>();
+    private final TtlCache<String, Policy> policies;
 
     private record Policy(boolean registered, boolean conflation) {
+    }
+
+    /** {@code ticker}: what an entry's age is measured on (the wake hub's, as the pop's deadlines). */
+    PopPolicies(Ticker ticker) {
+        this.policies = new TtlCache<>(ticker);
     }
 
     /** Forgets that the group registered on the queue, so its next pop registers it again. */

@@ -180,7 +180,7 @@ public final class PopService {
     private final PayloadCipher cipher;
     private final WakeHub wake;
     private final PopAutopilot autopilot;
-    private final PopPolicies policies = new PopPolicies();
+    private final PopPolicies policies;
     private final PopFillHold fillHold;
     private final PopQueueWalk walk;
 
@@ -191,6 +191,7 @@ public final class PopService {
         this.cipher = cipher;
         this.wake = wake;
         this.autopilot = autopilot;
+        this.policies = new PopPolicies(wake.ticker());
         this.fillHold = new PopFillHold(database, catalog, wake, policies);
         this.walk = new PopQueueWalk(catalog, wake);
     }

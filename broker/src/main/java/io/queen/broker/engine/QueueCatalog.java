@@ -1,5 +1,6 @@
 package io.queen.broker.engine;
 
+import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.LogStore;
 
 import java.sql.Connection;
@@ -35,8 +36,17 @@ public final class QueueCatalog {
     }
 
     /** The queue-level answers (their {@code partitionId()} is null), fresh for {@link #TTL_NANOS}. */
-    private final TtlCache<QueueKey, LogStore.Provisioned> queues = new TtlCache<>();
+    private final TtlCache<QueueKey, LogStore.Provisioned> queues;
     private final Map<PartitionKey, PartitionEntry> partitions = new ConcurrentHashMap<>();
+
+    public QueueCatalog() {
+        this(Ticker.SYSTEM);
+    }
+
+    /** {@code ticker}: what a queue entry's age is measured on. */
+    public QueueCatalog(Ticker ticker) {
+        this.queues = new TtlCache<>(ticker);
+    }
 
     /**
      * The queue's id and options, the queue created on first use. Partitions are created by pushes

@@ -2,6 +2,7 @@ package io.queen.broker.engine;
 
 import io.queen.broker.config.TimerSettings;
 import io.queen.broker.engine.timers.TimerService;
+import io.queen.broker.lifecycle.Ticker;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.TimerStore;
 import io.queen.broker.store.TimerStore.Claimed;
@@ -69,12 +70,17 @@ public final class TimerFire {
     private final TimerSettings settings;
     private final BooleanSupplier fireEnabled;
     private final SurfaceMetrics metrics;
+    private final Ticker ticker;
     private int startShard = (int) (Math.random() * 64);
 
-    /** {@code metrics}: where fires, their lateness, failures and dead letters are counted. */
+    /**
+     * {@code metrics}: where fires, their lateness, failures and dead letters are counted;
+     * {@code ticker}: what half the claim's lease, the end of a pass, is measured on.
+     */
     public TimerFire(Database database, PushService push, CommitListener listener, TimerSettings settings,
-                     BooleanSupplier fireEnabled, SurfaceMetrics metrics) {
+                     BooleanSupplier fireEnabled, SurfaceMetrics metrics, Ticker ticker) {
         this.database = database;
+        this.ticker = ticker;
         this.metrics = metrics;
         this.writer = push.writer();
         this.listener = listener;
@@ -99,10 +105,10 @@ public final class TimerFire {
             return new DueIn(due);
         }
         // Past half the lease, rows claimed now could be re-claimed elsewhere before our fire commits.
-        long deadline = System.nanoTime() + settings.leaseMs() / 2 * 1_000_000L;
+        long deadline = ticker.nanoTime() + settings.leaseMs() / 2 * 1_000_000L;
         int fired = 0;
         int claimed = 0;
-        while (claimed < PASS_MAX_ROWS && System.nanoTime() < deadline && fireEnabled.getAsBoolean()) {
+        while (claimed < PASS_MAX_ROWS && ticker.nanoTime() - deadline < 0 && fireEnabled.getAsBoolean()) {
             List<Claimed> claims;
             try (Connection c = database.connection()) {
                 c.setAutoCommit(true);

@@ -8,6 +8,7 @@ import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
@@ -17,8 +18,9 @@ import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
+import java.util.concurrent.Callable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -53,14 +55,8 @@ class KvGuardIT {
                 + expiresAt + " FROM generate_series(1, " + n + ") i");
     }
 
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long until = System.currentTimeMillis() + 8_000;
-        while (!condition.getAsBoolean()) {
-            if (System.currentTimeMillis() > until) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
+    private static void await(Callable<Boolean> condition, String what) {
+        Awaitility.await(what).atMost(Duration.ofSeconds(8)).pollInterval(Duration.ofMillis(50)).until(condition);
     }
 
     @Test
@@ -132,20 +128,9 @@ class KvGuardIT {
                 "QUEEN_KV_USAGE_EVERY_MS", "1000"))) {
             insertKv(db, A, "old", 300, "now() - interval '1 second'");
             insertKv(db, A, "live", 2, "now() + interval '1 hour'");
-            await(() -> {
-                try {
-                    return count(db, "SELECT count(*) FROM queen.kv") == 2;
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }, "the sweeper to prune 300 expired keys");
-            await(() -> {
-                try {
-                    return count(db, "SELECT count(*) FROM queen.kv_usage WHERE tenant_id = '" + A + "' AND kv_rows = 2") == 1;
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }, "the sweeper's first usage measurement");
+            await(() -> count(db, "SELECT count(*) FROM queen.kv") == 2, "the sweeper to prune 300 expired keys");
+            await(() -> count(db, "SELECT count(*) FROM queen.kv_usage WHERE tenant_id = '" + A + "' AND kv_rows = 2") == 1,
+                    "the sweeper's first usage measurement");
         }
     }
 

@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
+import io.queen.broker.support.DatabaseClock;
 import io.queen.broker.support.TestPostgres;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -158,19 +160,10 @@ class KvRoutesIT {
         }
     }
 
+    /** The first reply {@code until} accepts, calling again every 50 ms for up to 10 s. */
     private static Reply eventually(java.util.function.Supplier<Reply> call, Predicate<Reply> until) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        Reply r = call.get();
-        while (!until.test(r) && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-            r = call.get();
-        }
-        return r;
+        return Awaitility.await("a reply that passes the test").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(50)).until(call::get, until);
     }
 
     // ---------------------------------------------------------------- the batch
@@ -302,7 +295,8 @@ class KvRoutesIT {
         assertFalse(call(t, "GET", "/api/v1/kv/ttl/long", null).json().path("found").asBoolean(),
                 "invisible the moment it expires, with its row still there");
         assertEquals(2, kvRows(t));
-        Thread.sleep(1_100);
+        DatabaseClock.awaitPast(db, "SELECT expires_at FROM queen.kv WHERE tenant_id = ?::uuid AND namespace = 'ttl'"
+                + " AND key = 'short'", t);
         JsonNode r = batch(t, "{\"op\":\"get\",\"ns\":\"ttl\",\"key\":\"short\"},"
                 + "{\"op\":\"getPrefix\",\"ns\":\"ttl\",\"prefix\":\"s\"},"
                 + "{\"op\":\"putIfAbsent\",\"ns\":\"ttl\",\"key\":\"long\",\"value\":3,\"ttlSeconds\":60}");

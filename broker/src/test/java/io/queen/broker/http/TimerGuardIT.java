@@ -6,10 +6,12 @@ import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
+import java.util.concurrent.Callable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -32,14 +34,8 @@ class TimerGuardIT {
         return ops.append("]}").toString();
     }
 
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long until = System.currentTimeMillis() + 10_000;
-        while (!condition.getAsBoolean()) {
-            if (System.currentTimeMillis() > until) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(50); // polling a condition the broker's quota poll makes true
-        }
+    private static void await(Callable<Boolean> condition, String what) {
+        Awaitility.await(what).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(condition);
     }
 
     @Test

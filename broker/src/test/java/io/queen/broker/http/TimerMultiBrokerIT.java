@@ -6,11 +6,13 @@ import io.queen.broker.config.DatabaseSettings;
 import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.TestPostgres;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -73,7 +75,9 @@ class TimerMultiBrokerIT {
             onB.push("m_wake", "Default", "{}");
             TimerRoutesIT.popOne(onB, "m_wake", 1000);
             CompletableFuture<JsonNode> parked = CompletableFuture.supplyAsync(() -> TimerRoutesIT.popOne(onB, "m_wake", 15_000));
-            Thread.sleep(300);
+            // No parked count is visible over HTTP: a pop still pending after 300 ms has parked.
+            Awaitility.await("the pop on B parks first").during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+                    .until(() -> !parked.isDone());
             long t0 = System.nanoTime();
             TimerRoutesIT.batch(onA, TimerRoutesIT.schedule("m_wake", "w", 100, "w", "{\"w\":1}"));
             JsonNode got = parked.get();

@@ -7,6 +7,7 @@ import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -19,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -183,7 +185,9 @@ class TimerRoutesIT {
         http.push("t_wake", "Default", "{\"warm\":true}");
         assertEquals(1, popOne(http, "t_wake", 1000).size());
         CompletableFuture<JsonNode> parked = CompletableFuture.supplyAsync(() -> popOne(http, "t_wake", 15_000));
-        Thread.sleep(300); // the pop parks first
+        // No parked count is visible over HTTP: a pop still pending after 300 ms has parked.
+        Awaitility.await("the pop parks first").during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+                .until(() -> !parked.isDone());
         long scheduledAt = System.nanoTime();
         JsonNode promised = batch(http, schedule("t_wake", "soon", 200, "wake-txn", "{\"hello\":\"timer\"}")).get(0);
         JsonNode messages = parked.get();
@@ -223,10 +227,8 @@ class TimerRoutesIT {
         assertEquals(201, http.post("/api/v1/push", "{\"items\":[{\"queue\":\"t_dedup\",\"transactionId\":\"once\","
                 + "\"payload\":{\"from\":\"push\"}}]}").status());
         batch(http, schedule("t_dedup", "d", 0, "once", "{\"from\":\"timer\"}"));
-        long end = System.currentTimeMillis() + 10_000;
-        while (count("SELECT count(*) FROM queen.log_timers WHERE queue = 't_dedup'") > 0 && System.currentTimeMillis() < end) {
-            Thread.sleep(50);
-        }
+        Awaitility.await("the timer fires").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+                .until(() -> count("SELECT count(*) FROM queen.log_timers WHERE queue = 't_dedup'") == 0);
         assertEquals(0, count("SELECT count(*) FROM queen.log_timers WHERE queue = 't_dedup'"));
         JsonNode m = popOne(http, "t_dedup", 500);
         assertEquals(1, m.size());
@@ -253,8 +255,10 @@ class TimerRoutesIT {
             // The fire switch: a due timer waits.
             BrokerFixture.sql(db, "INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
                     + " VALUES ('t_sw', 'due', now(), 'due-txn', gen_random_uuid(), convert_to('{\"d\":1}', 'UTF8'))");
-            Thread.sleep(1500);
-            assertEquals(1, count("SELECT count(*) FROM queen.log_timers WHERE queue = 't_sw'"), "not fired while off");
+            // An absence takes time to show: the due row must stay for 1.5 s, many sweeper passes.
+            Awaitility.await("the due timer stays unfired while the fire is off").during(Duration.ofMillis(1500))
+                    .atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> count("SELECT count(*) FROM queen.log_timers WHERE queue = 't_sw'") == 1);
         } finally {
             assertEquals(200, http.post("/api/v1/system/kv-timers", "{\"timersSchedule\":true,\"timersFire\":true}").status());
         }
@@ -277,10 +281,9 @@ class TimerRoutesIT {
         // A payload flagged zstd that is not: every fire fails for good; the fifth sends it to the DLQ.
         BrokerFixture.sql(db, "INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload,"
                 + " payload_zstd) VALUES ('t_poison', 'p', now(), 'poison', gen_random_uuid(), convert_to('{\"x\":1}', 'UTF8'), true)");
-        long end = System.currentTimeMillis() + 20_000;
-        while (count("SELECT count(*) FROM queen.log_timers WHERE queue = 't_poison'") > 0 && System.currentTimeMillis() < end) {
-            Thread.sleep(100);
-        }
+        Awaitility.await("the poison timer leaves for the DLQ").atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> count("SELECT count(*) FROM queen.log_timers WHERE queue = 't_poison'") == 0);
         assertEquals(0, count("SELECT count(*) FROM queen.log_timers WHERE queue = 't_poison'"));
         assertEquals(1, count("SELECT count(*) FROM queen.log_dlq d JOIN queen.log_partitions p ON p.id = d.partition_id"
                 + " JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 't_poison' AND d.consumer_group = '__timer__'"

@@ -7,6 +7,7 @@ import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.HttpProbe;
 import io.queen.broker.support.HttpProbe.Reply;
 import io.queen.broker.support.TestPostgres;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -15,6 +16,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
@@ -23,6 +25,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -159,12 +162,17 @@ class TransactionLockOrderIT {
         AtomicInteger acks = new AtomicInteger();
         AtomicInteger kinds = new AtomicInteger();
         long deadlocksBefore = deadlocks(db);
+        // At least 4 s, and on a loaded host until enough work is done (at most 40 s): the run proves
+        // nothing if too few transactions met the fire and each other.
         long until = System.nanoTime() + 4_000_000_000L;
+        long hardStop = System.nanoTime() + 40_000_000_000L;
+        BooleanSupplier more = () -> System.nanoTime() < until
+                || (transactions.get() <= 50 || acks.get() <= 5) && System.nanoTime() < hardStop;
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < 6; t++) {
             threads.add(Thread.ofPlatform().start(() -> {
                 JsonNode held = null;
-                while (System.nanoTime() < until) {
+                while (more.getAsBoolean()) {
                     int pick = ThreadLocalRandom.current().nextInt(100);
                     Reply r;
                     if (pick < 45) {
@@ -210,7 +218,8 @@ class TransactionLockOrderIT {
             t.join();
         }
         // Let the fire drain what is due, so it ran against the same rows throughout.
-        Thread.sleep(300);
+        Awaitility.await("the fire drains the due timers").atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(50)).until(() -> dueTimers(db) == 0);
         broker.close(); // its backends exit and flush their statistics
         long deadlocks = deadlocks(db) - deadlocksBefore;
         System.out.printf("lock order run: %d calls, %d transactions with riders, %d acks in them, %d timer fires,"
@@ -229,6 +238,14 @@ class TransactionLockOrderIT {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getLong(1) : 0;
             }
+        }
+    }
+
+    /** Timer rows a fire could claim now: due, and neither claimed nor backing off. */
+    private static long dueTimers(DatabaseSettings db) throws SQLException {
+        try (Connection c = TestPostgres.connect(db); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT count(*) FROM queen.log_timers WHERE visible_at <= now()")) {
+            return rs.next() ? rs.getLong(1) : 0;
         }
     }
 

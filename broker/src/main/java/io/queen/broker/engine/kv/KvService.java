@@ -67,10 +67,6 @@ public final class KvService {
     private final KvRates rates;
     private final SurfaceMetrics metrics;
 
-    public KvService(Database database, KvSettings limits, BooleanSupplier enabled, SurfaceMetrics metrics) {
-        this(database, limits, enabled, new KvQuota(limits.guard()), new KvRates(limits.guard()), metrics);
-    }
-
     /**
      * {@code quota}: the poll's view the grant and occupancy rungs read (the quota refresh fills it);
      * {@code rates}: the rate rung's buckets (shared with the timers' schedules, one write budget);
@@ -156,7 +152,7 @@ public final class KvService {
             metrics.kvRefused(KvRefusal.QUOTA);
             throw KvException.quotaExceeded();
         }
-        long wait = rates.take(tenant, reads, writes, quota.limits(tenant), System.nanoTime());
+        long wait = rates.take(tenant, reads, writes, quota.limits(tenant));
         if (wait > 0) {
             metrics.kvRefused(KvRefusal.RATE_LIMITED);
             throw KvException.rateLimited(wait);

@@ -32,7 +32,7 @@ public final class TimerGate {
         if (refusal == KvQuota.Refusal.QUOTA_EXCEEDED) {
             throw TimerException.quotaExceeded();
         }
-        long wait = rates.take(tenant, false, true, quota.limits(tenant), System.nanoTime());
+        long wait = rates.take(tenant, false, true, quota.limits(tenant));
         if (wait > 0) {
             throw TimerException.rateLimited(wait);
         }
