@@ -25,6 +25,10 @@ public final class BenchMain {
             SurfaceBench.main(args); // --kv, --timers, --streams
             return;
         }
+        if (WarmthOptions.selected(args) != null) {
+            WarmthBench.main(args); // --cold, --soak
+            return;
+        }
         if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
             System.out.println(BenchOptions.USAGE);
             return;

@@ -33,7 +33,8 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
               --broker-memory-mb N    the broker runs as the chart runs it in a pod with this memory
                                       limit: a heap of 70% of it, committed and touched at start;
                                       0 = JVM defaults (1024, the chart's default limit)
-            Other modes: --kv, --timers, --streams (bin/bench --kv --help lists their flags).
+            Other modes: --kv, --timers, --streams (bin/bench --kv --help lists their flags);
+            --cold, --soak (bin/bench --cold --help).
             PostgreSQL: QUEEN_BENCH_PG_URL=postgresql://user:pass@host:port/db, else an embedded one.
             Extra broker JVM options: QUEEN_BENCH_BROKER_JAVA_OPTS.""";
 

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The three broker routes the benchmark drives (push, pop, batch ack) plus /health, over
@@ -18,6 +19,7 @@ final class BrokerHttp implements AutoCloseable {
 
     private final URI base;
     private final ConcurrentLinkedDeque<Http1Connection> idle = new ConcurrentLinkedDeque<>();
+    private final AtomicLong serverErrors = new AtomicLong();
 
     BrokerHttp(URI base) {
         this.base = base;
@@ -98,6 +100,17 @@ final class BrokerHttp implements AutoCloseable {
         return post(path, body, expectedStatus);
     }
 
+    /** Answers with a 5xx status so far, over every route called through this client. */
+    long serverErrors() {
+        return serverErrors.get();
+    }
+
+    /** The broker's heap in use ({@code GET /metrics}, memory.heapUsed) in bytes; -1 when it has none. */
+    long heapUsedBytes() throws IOException {
+        return parse("GET", "/metrics", exchange("GET", "/metrics", null, REQUEST_TIMEOUT_MS), 200)
+                .path("memory").path("heapUsed").asLong(-1);
+    }
+
     boolean healthy() {
         try {
             return exchange("GET", "/health", null, 5_000).status() == 200;
@@ -118,7 +131,11 @@ final class BrokerHttp implements AutoCloseable {
             c = new Http1Connection(base);
         }
         try {
-            return c.exchange(method, path, body, timeoutMs);
+            Http1Connection.Response res = c.exchange(method, path, body, timeoutMs);
+            if (res.status() >= 500) {
+                serverErrors.incrementAndGet();
+            }
+            return res;
         } finally {
             idle.addFirst(c); // A failed connection closed itself and reconnects on its next use.
         }

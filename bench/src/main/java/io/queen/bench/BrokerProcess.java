@@ -20,14 +20,20 @@ final class BrokerProcess implements AutoCloseable {
     private static final long START_TIMEOUT_MS = 120_000;
     private static final int CLOCK_TICKS_PER_SECOND = 100; // USER_HZ, 100 on every Linux build in use
 
+    private static final long HEALTH_POLL_MS = 50;
+
     private final Process process;
     private final URI baseUri;
     private final Path logFile;
+    /** {@link System#nanoTime()} just before the process was started, and at its first /health 200. */
+    private final long startedNanos;
+    private long healthyNanos;
 
-    private BrokerProcess(Process process, URI baseUri, Path logFile) {
+    private BrokerProcess(Process process, URI baseUri, Path logFile, long startedNanos) {
         this.process = process;
         this.baseUri = baseUri;
         this.logFile = logFile;
+        this.startedNanos = startedNanos;
     }
 
     /** Starts the broker and returns once {@code GET /health} answers 200. */
@@ -65,10 +71,12 @@ final class BrokerProcess implements AutoCloseable {
         env.put("PORT", Integer.toString(port));
         env.put("QUEEN_BIND_ADDR", "127.0.0.1");
         env.putAll(extraEnv);
+        long startedNanos = System.nanoTime();
         Process process = pb.start();
         // An interrupted benchmark (Ctrl-C) must not leave the broker running.
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroy, "bench-broker-stop"));
-        BrokerProcess broker = new BrokerProcess(process, URI.create("http://127.0.0.1:" + port), logFile);
+        BrokerProcess broker = new BrokerProcess(process, URI.create("http://127.0.0.1:" + port), logFile,
+                startedNanos);
         try (BrokerHttp probe = new BrokerHttp(broker.baseUri)) {
             broker.awaitHealthy(probe);
         } catch (IOException | InterruptedException | RuntimeException e) {
@@ -99,14 +107,50 @@ final class BrokerProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** {@link System#nanoTime()} just before the process was started. */
+    long startedNanos() {
+        return startedNanos;
+    }
+
+    /** Nanoseconds from the process start to the first {@code GET /health} that answered 200. */
+    long startToHealthyNanos() {
+        return healthyNanos - startedNanos;
+    }
+
     /** Peak resident set size so far (VmHWM), in MiB. */
     double peakRssMb() throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status"))) {
-            if (line.startsWith("VmHWM:")) {
-                return Long.parseLong(line.replaceAll("\\D", "")) / 1024.0;
+        return ProcStatus.mib(status(), "VmHWM");
+    }
+
+    /** Resident set size now (VmRSS), in MiB. */
+    double rssMb() throws IOException {
+        return ProcStatus.mib(status(), "VmRSS");
+    }
+
+    private String status() throws IOException {
+        return Files.readString(Path.of("/proc", Long.toString(process.pid()), "status"));
+    }
+
+    /**
+     * The JVM options the broker runs with: its command line's options before the class path,
+     * after any given by JAVA_TOOL_OPTIONS or JDK_JAVA_OPTIONS in its environment (inherited).
+     */
+    String jvmOptions() {
+        List<String> out = new ArrayList<>();
+        for (String var : List.of("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")) {
+            String v = System.getenv(var);
+            if (v != null && !v.isBlank()) {
+                out.add(var + "=\"" + v.trim() + "\"");
             }
         }
-        throw new IOException("no VmHWM in /proc/" + process.pid() + "/status");
+        List<String> args = process.info().arguments().map(List::of).orElse(List.of());
+        for (String a : args) {
+            if (a.equals("-cp") || a.equals("-classpath")) {
+                break;
+            }
+            out.add(a);
+        }
+        return out.isEmpty() ? "(none)" : String.join(" ", out);
     }
 
     /** CPU time (user + system) the broker process has used so far, in seconds. */
@@ -165,9 +209,10 @@ final class BrokerProcess implements AutoCloseable {
                         + "answered; see " + logFile);
             }
             if (http.healthy()) {
+                healthyNanos = System.nanoTime();
                 return;
             }
-            Thread.sleep(200);
+            Thread.sleep(HEALTH_POLL_MS);
         }
         throw new IOException("the broker did not answer /health within " + START_TIMEOUT_MS / 1000 + " s; see "
                 + logFile);

@@ -41,6 +41,11 @@ final class Progress implements AutoCloseable {
         done.addAndGet(messages);
     }
 
+    /** Messages counted so far. */
+    long done() {
+        return done.get();
+    }
+
     private void print() {
         long now = done.get();
         System.out.printf("  %-24s %,10d / %,d messages  (%,.0f msg/s)%n", phase, now, target,

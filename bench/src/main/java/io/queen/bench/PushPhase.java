@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -42,12 +43,16 @@ final class PushPhase {
     private final Pacer pacer;
     private final Progress progress;
     private final AtomicLong nextRequest = new AtomicLong();
+    private final AtomicLong sentRequests = new AtomicLong();
+    private final AtomicBoolean stop;
     private final AtomicLong notQueued = new AtomicLong();
     private final AtomicReference<String> firstError = new AtomicReference<>();
     /** Time of each push request, send to answer. */
     private final Latencies requests = new Latencies();
 
-    private PushPhase(BrokerHttp http, Plan plan, Payloads payloads, Pacer pacer, Progress progress) {
+    private PushPhase(BrokerHttp http, Plan plan, Payloads payloads, Pacer pacer, Progress progress,
+                      AtomicBoolean stop) {
+        this.stop = stop;
         this.http = http;
         this.plan = plan;
         this.payloads = payloads;
@@ -57,7 +62,17 @@ final class PushPhase {
 
     static Outcome run(BrokerHttp http, Plan plan, Payloads payloads, Pacer pacer, Progress progress)
             throws InterruptedException {
-        return new PushPhase(http, plan, payloads, pacer, progress).run();
+        return new PushPhase(http, plan, payloads, pacer, progress, new AtomicBoolean()).run();
+    }
+
+    /**
+     * Like the other, but the producers also stop, each after its request in flight, once
+     * {@code stop} is set: the plan's requests are then an upper bound, and the outcome counts the
+     * messages of the requests sent.
+     */
+    static Outcome run(BrokerHttp http, Plan plan, Payloads payloads, Pacer pacer, Progress progress,
+                       AtomicBoolean stop) throws InterruptedException {
+        return new PushPhase(http, plan, payloads, pacer, progress, stop).run();
     }
 
     private Outcome run() throws InterruptedException {
@@ -69,12 +84,12 @@ final class PushPhase {
         for (Thread t : producers) {
             t.join();
         }
-        return new Outcome(plan.messages(), notQueued.get(), System.nanoTime() - start, firstError.get(), requests);
+        return new Outcome(sentRequests.get() * plan.perRequest(), notQueued.get(), System.nanoTime() - start, firstError.get(), requests);
     }
 
     private void produce() {
         StringBuilder body = new StringBuilder();
-        for (long k; (k = nextRequest.getAndIncrement()) < plan.requests(); ) {
+        for (long k; !stop.get() && (k = nextRequest.getAndIncrement()) < plan.requests(); ) {
             long sentAt = pacer.awaitSlot(k);
             body.setLength(0);
             appendRequest(body, k, sentAt);
@@ -98,6 +113,7 @@ final class PushPhase {
                 notQueued.addAndGet(plan.perRequest());
                 firstError.compareAndSet(null, e.getMessage());
             }
+            sentRequests.incrementAndGet();
             if (Thread.currentThread().isInterrupted()) {
                 return;
             }

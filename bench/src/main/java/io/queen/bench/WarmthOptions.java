@@ -1,0 +1,115 @@
+package io.queen.bench;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Flags of {@code bin/bench --cold} and {@code bin/bench --soak}: how a freshly started broker
+ * warms up, and whether a steady one stays steady. Values are {@code --name value} or
+ * {@code --name=value}.
+ */
+record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeconds, int soakMinutes, double soakRate,
+                     int soakConsumers, int brokerMemoryMb) {
+
+    enum Mode {
+        COLD("cold"), SOAK("soak");
+
+        final String flag;
+
+        Mode(String flag) {
+            this.flag = flag;
+        }
+    }
+
+    static final String USAGE = """
+            usage: bin/bench --cold | --soak [flags]
+              --cold                  a fresh broker pushes at once: /health time, rate per second, first
+                                      50,000 against the warm rate in the same run, peak RSS, JDBC ceiling
+              --soak                  a steady load for minutes: RSS, heap, msg/s and 5xx each minute, then
+                                      loss, RSS growth and max RSS
+              --cold-runs N           cold starts, each on a fresh database and broker process (1)
+              --warm-messages N       messages of the warm measurement once the rate is steady (200000)
+              --cold-max-seconds S    longest push before the warm measurement starts anyway (120)
+              --soak-minutes M        length of the soak (60)
+              --soak-rate R           messages pushed a second in the soak, 10 a request (1000)
+              --soak-consumers N      consumers popping up to 100 and acking each batch (4)
+              --broker-memory-mb N    the pod memory limit the broker's heap is sized from as the chart
+                                      does (1024; 0 = JVM defaults); QUEEN_BENCH_BROKER_JAVA_OPTS adds options
+            PostgreSQL as for the default run (QUEEN_BENCH_PG_URL, else an embedded one).""";
+
+    private static final Set<String> FLAGS = Set.of("cold-runs", "warm-messages", "cold-max-seconds", "soak-minutes",
+            "soak-rate", "soak-consumers", "broker-memory-mb");
+
+    /** The mode {@code args} select, or null. */
+    static Mode selected(String... args) {
+        for (String a : args) {
+            for (Mode m : Mode.values()) {
+                if (a.equals("--" + m.flag)) {
+                    return m;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The options for {@code args} (one mode flag among them); IllegalArgumentException names the bad flag. */
+    static WarmthOptions parse(String... args) {
+        Mode mode = null;
+        Map<String, String> flags = new HashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (!arg.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument " + arg);
+            }
+            String name = arg.substring(2);
+            Mode m = selected(arg);
+            if (m != null) {
+                if (mode != null && mode != m) {
+                    throw new IllegalArgumentException("--" + mode.flag + " and --" + m.flag + " are separate runs");
+                }
+                mode = m;
+                continue;
+            }
+            String value;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                throw new IllegalArgumentException("--" + name + " needs a value");
+            }
+            if (!FLAGS.contains(name)) {
+                throw new IllegalArgumentException("unknown flag --" + name);
+            }
+            flags.put(name, value);
+        }
+        if (mode == null) {
+            throw new IllegalArgumentException("one of --cold, --soak is needed");
+        }
+        long warm = positive("warm-messages", flags.getOrDefault("warm-messages", "200000"));
+        return new WarmthOptions(mode,
+                (int) positive("cold-runs", flags.getOrDefault("cold-runs", "1")),
+                (warm + ColdBench.BATCH - 1) / ColdBench.BATCH * ColdBench.BATCH,
+                (int) positive("cold-max-seconds", flags.getOrDefault("cold-max-seconds", "120")),
+                (int) positive("soak-minutes", flags.getOrDefault("soak-minutes", "60")),
+                positive("soak-rate", flags.getOrDefault("soak-rate", "1000")),
+                (int) positive("soak-consumers", flags.getOrDefault("soak-consumers", "4")),
+                "0".equals(flags.getOrDefault("broker-memory-mb", "1024").trim()) ? 0
+                        : (int) positive("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "1024")));
+    }
+
+    private static long positive(String name, String v) {
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n > 0 && n <= Integer.MAX_VALUE) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // Reported below.
+        }
+        throw new IllegalArgumentException("--" + name + " must be a positive integer, got " + v);
+    }
+}
