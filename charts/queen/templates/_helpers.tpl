@@ -137,15 +137,16 @@ even when the operator watches Queues cluster-wide. Leases live in a Role of the
 {{- end -}}
 
 {{/*
-JVM heap flags of the broker container: broker.heap.percentOfLimit of the memory limit, committed
-and touched at start unless broker.heap.fixed is false. MaxHeapFreeRatio=100 keeps G1 from
-shrinking it again (a heap sized by percentages has a minimum of 8 MB).
+JVM heap flags of the broker container: broker.heap.percentOfLimit of the memory limit (the rest of
+the broker's options are the image's broker/jvm.options). With broker.heap.fixed the whole heap is
+also committed and touched at start; MaxHeapFreeRatio=100 keeps the GC from shrinking it again (a
+heap sized by percentages has a minimum of 8 MB).
 */}}
 {{- define "queen.brokerHeapFlags" -}}
 {{- $heap := .Values.broker.heap | default dict -}}
-{{- $percent := $heap.percentOfLimit | default 70 -}}
+{{- $percent := $heap.percentOfLimit | default 25 -}}
 -XX:MaxRAMPercentage={{ $percent }}.0
-{{- if ternary $heap.fixed true (hasKey $heap "fixed") }} -XX:InitialRAMPercentage={{ $percent }}.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch{{ end -}}
+{{- if $heap.fixed }} -XX:InitialRAMPercentage={{ $percent }}.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch{{ end -}}
 {{- end -}}
 
 {{/*

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
@@ -206,12 +207,26 @@ class BrokerChartTest {
 
     @ParameterizedTest
     @EnumSource(ValueSet.class)
-    void theHeapIsAFixedShareOfTheMemoryLimitHeldFromTheStart(ValueSet valueSet) {
+    void theHeapIsAQuarterOfTheMemoryLimitAndGrowsOnDemand(ValueSet valueSet) {
         Container broker = brokerContainer(RenderedChart.of(valueSet).brokerStatefulSet());
-        assertEquals("-XX:MaxRAMPercentage=70.0 -XX:InitialRAMPercentage=70.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch",
+        // The rest of the JVM's options are the image's broker/jvm.options; no pre-touched heap.
+        assertEquals("-XX:MaxRAMPercentage=25.0", envValue(broker, "JDK_JAVA_OPTIONS"));
+    }
+
+    @Test
+    void theDefaultPodIsSmallAndRequestsWhatABusyBrokerHolds() {
+        Container broker = brokerContainer(RenderedChart.of(ValueSet.DEFAULTS).brokerStatefulSet());
+        // Measured (issue #25): peak RSS under throughput 245 MB with the chart's JVM options.
+        assertEquals(new Quantity("512Mi"), broker.getResources().getLimits().get("memory"));
+        assertEquals(new Quantity("256Mi"), broker.getResources().getRequests().get("memory"));
+    }
+
+    @Test
+    void aFixedHeapIsCommittedAndTouchedAtStart() throws IOException {
+        Container broker = brokerContainer(RenderedChart.withValues(
+                "broker:\n  heap:\n    percentOfLimit: 60\n    fixed: true\n").brokerStatefulSet());
+        assertEquals("-XX:MaxRAMPercentage=60.0 -XX:InitialRAMPercentage=60.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch",
                 envValue(broker, "JDK_JAVA_OPTIONS"));
-        // A pre-touched heap is resident from the start: a request below the limit would understate it.
-        assertEquals(broker.getResources().getLimits().get("memory"), broker.getResources().getRequests().get("memory"));
     }
 
     @Test
@@ -226,9 +241,9 @@ class BrokerChartTest {
     }
 
     @Test
-    void theHeapCanGrowOnDemandAndFollowsItsShare() throws IOException {
+    void theHeapFollowsItsShare() throws IOException {
         Container broker = brokerContainer(RenderedChart.withValues(
-                "broker:\n  heap:\n    percentOfLimit: 60\n    fixed: false\n").brokerStatefulSet());
+                "broker:\n  heap:\n    percentOfLimit: 60\n").brokerStatefulSet());
         assertEquals("-XX:MaxRAMPercentage=60.0", envValue(broker, "JDK_JAVA_OPTIONS"));
     }
 

@@ -253,4 +253,39 @@ class DedupCacheTest {
         assertEquals(new DedupCache.Vouch(0, 11), cache.vouch(other, 60, now.toEpochMilli()));
         assertEquals(12, cache.size());
     }
+
+    /** A hash with the same first four bytes as {@code of} (its fingerprint) and different others. */
+    private static byte[] collidingWith(byte[] of) {
+        byte[] h = of.clone();
+        for (int i = 4; i < h.length; i++) {
+            h[i] = (byte) ~h[i];
+        }
+        return h;
+    }
+
+    @Test
+    void aFingerprintCollisionIsProbedInSqlAndNeverTakenForADuplicate() {
+        DedupCache cache = new DedupCache(10);
+        Instant now = Instant.now();
+        segment(cache, P, "m", 0, 4, now);
+        segment(cache, P, "m", 4, 4, now);
+        segment(cache, P, "m", 8, 4, now);
+        assertEquals(8, cache.compactedSize(), "m0..m7 are fingerprints now");
+        long nowMs = now.toEpochMilli();
+
+        // A new message whose hash shares m2's fingerprint: the cache cannot tell, so it must not
+        // answer it as a duplicate nor vouch for the rows that may hold it.
+        byte[] impostor = collidingWith(TxnHash.of("m2"));
+        assertEquals(new DedupCache.Maybe(7), cache.find(P, impostor));
+        DedupCache.Check check = cache.check(P, 60, nowMs, new byte[][] {impostor});
+        assertNull(check.hits()[0], "a fingerprint match is no duplicate: SQL decides, and finds nothing");
+        assertEquals(new DedupCache.Vouch(8, 11), check.vouch(), "the run [0, 7] it matched is probed in SQL");
+
+        // The exact tier compares whole hashes: a collision with m9's first bytes is simply new.
+        byte[] exactImpostor = collidingWith(TxnHash.of("m9"));
+        assertNull(cache.find(P, exactImpostor));
+        DedupCache.Check clean = cache.check(P, 60, nowMs, new byte[][] {exactImpostor});
+        assertNull(clean.hits()[0]);
+        assertEquals(new DedupCache.Vouch(0, 11), clean.vouch());
+    }
 }
