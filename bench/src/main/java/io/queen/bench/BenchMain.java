@@ -25,6 +25,10 @@ public final class BenchMain {
             SurfaceBench.main(args); // --kv, --timers, --streams
             return;
         }
+        if (List.of(args).contains("--auth")) {
+            AuthBench.main(List.of(args).stream().filter(a -> !a.equals("--auth")).toArray(String[]::new));
+            return;
+        }
         if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
             System.out.println(BenchOptions.USAGE);
             return;
