@@ -46,7 +46,7 @@ final class AuthBench {
             usage: bin/bench --auth [flags]
               push then consume through a broker without auth and one with JWT_ENABLED=true (HS256),
               alternating over %d rounds each; reports the medians and the difference.
-              Takes --messages, --partitions N, --producers, --consumers, --batch, --payload-bytes,
+              Takes --messages, --partitions N, --producers, --consumers, --batch, --payload-bytes, --rate,
               --warmup-messages and --broker-memory-mb as bin/bench does (--partitions-list: its first
               count only; the latency-run flags are not used).""".formatted(ROUNDS);
 
