@@ -29,6 +29,10 @@ public final class BenchMain {
             WarmthBench.main(args); // --cold, --soak
             return;
         }
+        if (List.of(args).contains("--auth")) {
+            AuthBench.main(List.of(args).stream().filter(a -> !a.equals("--auth")).toArray(String[]::new));
+            return;
+        }
         if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
             System.out.println(BenchOptions.USAGE);
             return;

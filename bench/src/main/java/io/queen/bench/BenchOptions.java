@@ -35,6 +35,7 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
                                       0 = JVM defaults (1024, the chart's default limit)
             Other modes: --kv, --timers, --streams (bin/bench --kv --help lists their flags);
             --cold, --soak (bin/bench --cold --help).
+            --auth: push and consume with and without JWT auth (bin/bench --auth --help).
             PostgreSQL: QUEEN_BENCH_PG_URL=postgresql://user:pass@host:port/db, else an embedded one.
             Extra broker JVM options: QUEEN_BENCH_BROKER_JAVA_OPTS.""";
 

@@ -18,11 +18,19 @@ final class BrokerHttp implements AutoCloseable {
     private static final int REQUEST_TIMEOUT_MS = 60_000;
 
     private final URI base;
+    /** Sent as {@code Authorization} on every request, or null. */
+    private final String authorization;
     private final ConcurrentLinkedDeque<Http1Connection> idle = new ConcurrentLinkedDeque<>();
     private final AtomicLong serverErrors = new AtomicLong();
 
     BrokerHttp(URI base) {
+        this(base, null);
+    }
+
+    /** Every request carries {@code Authorization: <authorization>} (null: none). */
+    BrokerHttp(URI base, String authorization) {
         this.base = base;
+        this.authorization = authorization;
     }
 
     /**
@@ -128,7 +136,7 @@ final class BrokerHttp implements AutoCloseable {
             throws IOException {
         Http1Connection c = idle.pollFirst();
         if (c == null) {
-            c = new Http1Connection(base);
+            c = new Http1Connection(base, authorization);
         }
         try {
             Http1Connection.Response res = c.exchange(method, path, body, timeoutMs);

@@ -25,12 +25,19 @@ final class Http1Connection implements AutoCloseable {
     private static final int MAX_HEADER_LINE = 16 * 1024;
 
     private final URI base;
+    /** An {@code Authorization} header value sent with every request, or null (bench --auth). */
+    private final String authorization;
     private Socket socket;
     private InputStream in;
     private OutputStream out;
 
     Http1Connection(URI base) {
+        this(base, null);
+    }
+
+    Http1Connection(URI base, String authorization) {
         this.base = base;
+        this.authorization = authorization;
     }
 
     /** Sends one request ({@code body} null: none) and reads the response; {@code timeoutMs} bounds each read. */
@@ -43,6 +50,9 @@ final class Http1Connection implements AutoCloseable {
             StringBuilder head = new StringBuilder(160)
                     .append(method).append(' ').append(pathAndQuery).append(" HTTP/1.1\r\n")
                     .append("Host: ").append(base.getHost()).append(':').append(base.getPort()).append("\r\n");
+            if (authorization != null) {
+                head.append("Authorization: ").append(authorization).append("\r\n");
+            }
             if (body != null) {
                 head.append("Content-Type: application/json\r\nContent-Length: ").append(body.length).append("\r\n");
             }
