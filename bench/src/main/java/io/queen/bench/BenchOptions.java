@@ -31,8 +31,8 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
                                       broker's JIT settles (at most 12 rounds); also run through the
                                       ceiling before its clock starts; 0 = no warm-up (50000)
               --broker-memory-mb N    the broker runs as the chart runs it in a pod with this memory
-                                      limit: a heap of 70% of it, committed and touched at start;
-                                      0 = JVM defaults (1024, the chart's default limit)
+                                      limit: broker/jvm.options and a heap of up to 25% of it, grown
+                                      on demand; 0 = JVM defaults (512, the chart's default limit)
             Other modes: --kv, --timers, --streams (bin/bench --kv --help lists their flags);
             --cold, --soak (bin/bench --cold --help).
             --auth: push and consume with and without JWT auth (bin/bench --auth --help).
@@ -81,7 +81,7 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
                 positiveInt("latency-seconds", flags.getOrDefault("latency-seconds", "30")),
                 positiveInt("latency-push-batch", flags.getOrDefault("latency-push-batch", "10")),
                 (long) nonNegative("warmup-messages", flags.getOrDefault("warmup-messages", "50000")) / batch * batch,
-                nonNegativeInt("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "1024")));
+                nonNegativeInt("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "512")));
     }
 
     /** Push requests of the throughput run. */

@@ -45,11 +45,22 @@ final class BrokerProcess implements AutoCloseable {
     /** Like the other, with {@code extraEnv} added to the broker's environment (settings of a mode). */
     static BrokerProcess start(Path brokerDir, PgServer.Database db, Path logFile, int podMemoryMb,
                                Map<String, String> extraEnv) throws IOException, InterruptedException {
+        return start(brokerDir, db, logFile, podMemoryMb, extraEnv, List.of());
+    }
+
+    /**
+     * Like the others, with {@code extraJvm} options after the chart's (the ahead-of-time cache of
+     * {@code --cold --aot}, for one).
+     */
+    static BrokerProcess start(Path brokerDir, PgServer.Database db, Path logFile, int podMemoryMb,
+                               Map<String, String> extraEnv, List<String> extraJvm)
+            throws IOException, InterruptedException {
         int port = freePort();
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("--enable-native-access=ALL-UNNAMED");
+        cmd.addAll(jvmOptionsFile(brokerDir));
         cmd.addAll(heapFlags(podMemoryMb));
+        cmd.addAll(extraJvm);
         String extra = System.getenv("QUEEN_BENCH_BROKER_JAVA_OPTS");
         if (extra != null && !extra.isBlank()) {
             cmd.addAll(List.of(extra.trim().split("\\s+")));
@@ -70,6 +81,8 @@ final class BrokerProcess implements AutoCloseable {
         env.put("PG_DATABASE", db.name());
         env.put("PORT", Integer.toString(port));
         env.put("QUEEN_BIND_ADDR", "127.0.0.1");
+        // As the image and bin/run set it: two malloc arenas, not eight per core.
+        env.putIfAbsent("MALLOC_ARENA_MAX", "2");
         env.putAll(extraEnv);
         long startedNanos = System.nanoTime();
         Process process = pb.start();
@@ -87,16 +100,25 @@ final class BrokerProcess implements AutoCloseable {
     }
 
     /**
+     * The broker's own JVM options (broker/jvm.options, copied beside the jar by bin/bench), as the
+     * image and bin/run pass them; without the file only what the broker cannot start without.
+     */
+    static List<String> jvmOptionsFile(Path brokerDir) {
+        Path file = brokerDir.resolve("jvm.options");
+        return Files.isRegularFile(file) ? List.of("@" + file) : List.of("--enable-native-access=ALL-UNNAMED");
+    }
+
+    /**
      * The heap flags the chart gives a broker pod with a memory limit of {@code podMemoryMb}
-     * (charts/queen: broker.heap, default 70% and fixed); -XX:MaxRAM stands in for the container's
-     * limit, from which the JVM takes its percentages. None for 0 (JVM defaults, sized on the host).
+     * (charts/queen: broker.heap, default 25%, grown on demand); -XX:MaxRAM stands in for the
+     * container's limit, from which the JVM takes its percentage. None for 0 (JVM defaults, sized on
+     * the host).
      */
     static List<String> heapFlags(int podMemoryMb) {
         if (podMemoryMb == 0) {
             return List.of();
         }
-        return List.of("-XX:MaxRAM=" + podMemoryMb + "m", "-XX:MaxRAMPercentage=70.0",
-                "-XX:InitialRAMPercentage=70.0", "-XX:MaxHeapFreeRatio=100", "-XX:+AlwaysPreTouch");
+        return List.of("-XX:MaxRAM=" + podMemoryMb + "m", "-XX:MaxRAMPercentage=25.0");
     }
 
     URI baseUri() {
@@ -190,9 +212,14 @@ final class BrokerProcess implements AutoCloseable {
     /** SIGTERM (the broker's shutdown hook closes it cleanly), then a kill after 15 s. */
     @Override
     public void close() {
+        stop(15);
+    }
+
+    /** SIGTERM, then a kill after {@code graceSeconds} (a JVM writing its AOT cache takes a while). */
+    void stop(int graceSeconds) {
         process.destroy();
         try {
-            if (!process.waitFor(15, TimeUnit.SECONDS)) {
+            if (!process.waitFor(graceSeconds, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
             }
         } catch (InterruptedException e) {

@@ -1,10 +1,12 @@
 package io.queen.bench;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.ToDoubleFunction;
 
@@ -32,6 +34,8 @@ final class ColdBench {
     private static final double STEADY_RISE = 0.03;
     private static final long CEILING_WARMUP = 50_000;
     private static final long CEILING_MESSAGES = 200_000;
+    /** Messages of the {@code --aot} training run: enough for the JIT's profiles to settle. */
+    static final int TRAINING_MESSAGES = 300_000;
 
     // The targets of issue #25.
     static final double TARGET_FIRST_SHARE = 0.80;
@@ -56,9 +60,10 @@ final class ColdBench {
 
     /** True when every push was queued. */
     static boolean run(WarmthOptions o, PgServer pg, Path repoRoot, Path brokerDir) throws Exception {
+        List<String> aot = o.aot() ? List.of("-XX:AOTCache=" + train(o, pg, repoRoot, brokerDir)) : List.of();
         List<Run> runs = new ArrayList<>();
         for (int r = 1; r <= o.coldRuns(); r++) {
-            runs.add(coldStart(o, pg, repoRoot, brokerDir, r));
+            runs.add(coldStart(o, pg, repoRoot, brokerDir, r, aot));
         }
         System.out.print(table(runs, o));
         boolean ok = true;
@@ -71,12 +76,50 @@ final class ColdBench {
         return ok;
     }
 
-    private static Run coldStart(WarmthOptions o, PgServer pg, Path repoRoot, Path brokerDir, int runNumber)
+    /**
+     * {@code --aot}: a training run as bin/run's: the broker with {@code -XX:AOTCacheOutput} on a
+     * database of its own, {@value #TRAINING_MESSAGES} messages of the cold push's shape, then SIGTERM;
+     * the JVM writes the cache (classes loaded and linked, method profiles) as it exits. The cache is
+     * only valid for this exact classpath, JDK and options, so it is trained here, not taken from
+     * bin/run.
+     */
+    private static Path train(WarmthOptions o, PgServer pg, Path repoRoot, Path brokerDir)
             throws IOException, SQLException, InterruptedException {
+        Path cache = repoRoot.resolve("bench/target/aot/broker-cold.aot");
+        Files.createDirectories(cache.getParent());
+        Files.deleteIfExists(cache);
+        PgServer.Database db = pg.createDatabase("queen_bench_aot_" + ProcessHandle.current().pid());
+        long start = System.nanoTime();
+        try {
+            Path log = repoRoot.resolve("bench/target/logs/broker-aot-training.log");
+            System.out.printf("[aot] training the ahead-of-time cache: %,d messages, then a clean stop%n",
+                    TRAINING_MESSAGES);
+            BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, o.brokerMemoryMb(), Map.of(),
+                    List.of("-XX:AOTCacheOutput=" + cache));
+            try (BrokerHttp http = new BrokerHttp(broker.baseUri())) {
+                var plan = new PushPhase.Plan(QUEUE, PARTITIONS, TRAINING_MESSAGES / BATCH, BATCH, 0, PRODUCERS);
+                PushPhase.run(http, plan, new Payloads(PAYLOAD_BYTES), new Pacer(0, BATCH), Progress.silent(),
+                        new AtomicBoolean());
+            } finally {
+                broker.stop(120);
+            }
+        } finally {
+            pg.dropDatabase(db);
+        }
+        if (!Files.isRegularFile(cache) || Files.size(cache) == 0) {
+            throw new IOException("the training run wrote no AOT cache (see bench/target/logs/broker-aot-training.log)");
+        }
+        System.out.printf("[aot] %s: %,d MB, trained in %.0f s%n", repoRoot.relativize(cache),
+                Files.size(cache) >> 20, (System.nanoTime() - start) / 1e9);
+        return cache;
+    }
+
+    private static Run coldStart(WarmthOptions o, PgServer pg, Path repoRoot, Path brokerDir, int runNumber,
+                                 List<String> extraJvm) throws IOException, SQLException, InterruptedException {
         PgServer.Database db = pg.createDatabase("queen_bench_cold_" + ProcessHandle.current().pid() + "_" + runNumber);
         try {
             Path log = repoRoot.resolve("bench/target/logs/broker-cold-" + runNumber + ".log");
-            try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, o.brokerMemoryMb());
+            try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, o.brokerMemoryMb(), Map.of(), extraJvm);
                  BrokerHttp http = new BrokerHttp(broker.baseUri())) {
                 double health = broker.startToHealthyNanos() / 1e9;
                 Payloads payloads = new Payloads(PAYLOAD_BYTES);

@@ -48,7 +48,7 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
               --stream-window-seconds W  tumbling window length, event time (1)
               --stream-flush-ms F     interval of the flush that closes ripe windows (200)
               --stream-batch N        source messages at most per pop, so per cycle (100)
-              --broker-memory-mb N    the pod memory limit the broker's heap is sized from (1024; 0 = JVM defaults)
+              --broker-memory-mb N    the pod memory limit the broker's heap is sized from (512; 0 = JVM defaults)
             The broker runs with the KV rate limits raised and the cell rate off, else the KV phases
             would measure the limiter. PostgreSQL as for the default run (QUEEN_BENCH_PG_URL).""";
 
@@ -129,7 +129,7 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
                 positiveDouble("stream-rate", flags.getOrDefault("stream-rate", "2000")),
                 windowSeconds(flags.getOrDefault("stream-window-seconds", "1")),
                 positiveInt("stream-flush-ms", flags.getOrDefault("stream-flush-ms", "200")),
-                nonNegativeInt("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "1024")));
+                nonNegativeInt("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "512")));
     }
 
     /**

@@ -10,7 +10,7 @@ import java.util.Set;
  * {@code --name=value}.
  */
 record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeconds, int soakMinutes, double soakRate,
-                     int soakConsumers, int brokerMemoryMb) {
+                     int soakConsumers, int brokerMemoryMb, boolean aot) {
 
     enum Mode {
         COLD("cold"), SOAK("soak");
@@ -34,8 +34,11 @@ record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeco
               --soak-minutes M        length of the soak (60)
               --soak-rate R           messages pushed a second in the soak, 10 a request (1000)
               --soak-consumers N      consumers popping up to 100 and acking each batch (4)
+              --aot                   cold: first a training run writes the JDK's ahead-of-time cache
+                                      (pushes, then a clean stop), and every cold start loads it, as bin/run
+                                      and the image do; without it the broker starts with no cache
               --broker-memory-mb N    the pod memory limit the broker's heap is sized from as the chart
-                                      does (1024; 0 = JVM defaults); QUEEN_BENCH_BROKER_JAVA_OPTS adds options
+                                      does (512; 0 = JVM defaults); QUEEN_BENCH_BROKER_JAVA_OPTS adds options
             PostgreSQL as for the default run (QUEEN_BENCH_PG_URL, else an embedded one).""";
 
     private static final Set<String> FLAGS = Set.of("cold-runs", "warm-messages", "cold-max-seconds", "soak-minutes",
@@ -56,6 +59,7 @@ record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeco
     /** The options for {@code args} (one mode flag among them); IllegalArgumentException names the bad flag. */
     static WarmthOptions parse(String... args) {
         Mode mode = null;
+        boolean aot = false;
         Map<String, String> flags = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -63,6 +67,10 @@ record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeco
                 throw new IllegalArgumentException("unexpected argument " + arg);
             }
             String name = arg.substring(2);
+            if (name.equals("aot")) {
+                aot = true;
+                continue;
+            }
             Mode m = selected(arg);
             if (m != null) {
                 if (mode != null && mode != m) {
@@ -97,8 +105,8 @@ record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeco
                 (int) positive("soak-minutes", flags.getOrDefault("soak-minutes", "60")),
                 positive("soak-rate", flags.getOrDefault("soak-rate", "1000")),
                 (int) positive("soak-consumers", flags.getOrDefault("soak-consumers", "4")),
-                "0".equals(flags.getOrDefault("broker-memory-mb", "1024").trim()) ? 0
-                        : (int) positive("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "1024")));
+                "0".equals(flags.getOrDefault("broker-memory-mb", "512").trim()) ? 0
+                        : (int) positive("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "512")), aot);
     }
 
     private static long positive(String name, String v) {

@@ -16,13 +16,12 @@ class BenchOptionsTest {
         assertEquals(100, o.batch());
         assertEquals(30_000, o.latencyMessages());
         assertEquals(50_000, o.warmupMessages());
-        assertEquals(1024, o.brokerMemoryMb());
+        assertEquals(512, o.brokerMemoryMb());
     }
 
     @Test
     void theBrokerRunsWithTheChartsHeapFlagsUnlessSwitchedOff() {
-        assertEquals(List.of("-XX:MaxRAM=2048m", "-XX:MaxRAMPercentage=70.0", "-XX:InitialRAMPercentage=70.0",
-                "-XX:MaxHeapFreeRatio=100", "-XX:+AlwaysPreTouch"), BrokerProcess.heapFlags(BenchOptions.parse("--broker-memory-mb", "2048")
+        assertEquals(List.of("-XX:MaxRAM=2048m", "-XX:MaxRAMPercentage=25.0"), BrokerProcess.heapFlags(BenchOptions.parse("--broker-memory-mb", "2048")
                 .brokerMemoryMb()));
         assertEquals(List.of(), BrokerProcess.heapFlags(BenchOptions.parse("--broker-memory-mb=0").brokerMemoryMb()));
         assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse("--broker-memory-mb", "-5"));

@@ -38,7 +38,7 @@ class SurfaceOptionsTest {
         assertEquals(1000, streams.streamWindowMs());
         assertEquals(200, streams.streamFlushMs());
         assertEquals(8, streams.clients());
-        assertEquals(1024, streams.brokerMemoryMb());
+        assertEquals(512, streams.brokerMemoryMb());
     }
 
     @Test

@@ -17,7 +17,9 @@ class WarmthOptionsTest {
         assertEquals(60, o.soakMinutes());
         assertEquals(1000, o.soakRate(), 1e-9);
         assertEquals(4, o.soakConsumers());
-        assertEquals(1024, o.brokerMemoryMb());
+        assertEquals(512, o.brokerMemoryMb());
+        assertEquals(false, o.aot());
+        assertEquals(true, WarmthOptions.parse("--cold", "--aot", "--cold-runs", "2").aot());
     }
 
     @Test
