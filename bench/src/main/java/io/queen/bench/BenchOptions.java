@@ -1,7 +1,6 @@
 package io.queen.bench;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,28 +44,7 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
 
     /** The options for {@code args}; throws IllegalArgumentException naming the bad flag. */
     static BenchOptions parse(String... args) {
-        Map<String, String> flags = new HashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (!arg.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument " + arg);
-            }
-            String name = arg.substring(2);
-            String value;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                throw new IllegalArgumentException("--" + name + " needs a value");
-            }
-            if (!FLAGS.contains(name)) {
-                throw new IllegalArgumentException("unknown flag --" + name);
-            }
-            flags.put(name.equals("partitions") ? "partitions-list" : name, value);
-        }
+        Map<String, String> flags = Flags.parse(args, Set.of(), FLAGS, Map.of("partitions", "partitions-list")).values();
         int batch = positiveInt("batch", flags.getOrDefault("batch", "100"));
         long messages = positiveLong("messages", flags.getOrDefault("messages", "200000"));
         return new BenchOptions(

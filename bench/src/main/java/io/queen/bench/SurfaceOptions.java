@@ -1,7 +1,6 @@
 package io.queen.bench;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -56,6 +55,8 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
             "timer-rate", "timer-delay-ms", "timer-batch", "stream-partitions", "stream-batch", "stream-rate",
             "stream-window-seconds", "stream-flush-ms", "broker-memory-mb");
 
+    private static final Set<String> MODE_FLAGS = Set.of("kv", "timers", "streams");
+
     /** The surface mode {@code args} select, or null: the default run. */
     static Mode selected(String... args) {
         for (String a : args) {
@@ -70,37 +71,16 @@ record SurfaceOptions(Mode mode, int clients, int seconds, int warmupSeconds, Li
 
     /** The options for {@code args} (exactly one mode flag among them); IllegalArgumentException names the bad flag. */
     static SurfaceOptions parse(String... args) {
+        Flags.Parsed parsed = Flags.parse(args, MODE_FLAGS, FLAGS, Map.of());
         Mode mode = null;
-        Map<String, String> flags = new HashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (!arg.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument " + arg);
+        for (String sw : parsed.switches()) {
+            Mode m = modeNamed(sw);
+            if (mode != null && mode != m) {
+                throw new IllegalArgumentException("--" + mode.flag + " and --" + m.flag + " are separate runs");
             }
-            String name = arg.substring(2);
-            Mode m = modeNamed(name);
-            if (m != null) {
-                if (mode != null && mode != m) {
-                    throw new IllegalArgumentException("--" + mode.flag + " and --" + m.flag + " are separate runs");
-                }
-                mode = m;
-                continue;
-            }
-            String value;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                throw new IllegalArgumentException("--" + name + " needs a value");
-            }
-            if (!FLAGS.contains(name)) {
-                throw new IllegalArgumentException("unknown flag --" + name);
-            }
-            flags.put(name, value);
+            mode = m;
         }
+        Map<String, String> flags = parsed.values();
         if (mode == null) {
             throw new IllegalArgumentException("one of --kv, --timers, --streams is needed");
         }

@@ -1,6 +1,5 @@
 package io.queen.bench;
 
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -58,42 +57,21 @@ record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeco
 
     /** The options for {@code args} (one mode flag among them); IllegalArgumentException names the bad flag. */
     static WarmthOptions parse(String... args) {
+        Flags.Parsed parsed = Flags.parse(args, Set.of("cold", "soak", "aot"), FLAGS, Map.of());
         Mode mode = null;
         boolean aot = false;
-        Map<String, String> flags = new HashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (!arg.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument " + arg);
-            }
-            String name = arg.substring(2);
-            if (name.equals("aot")) {
+        for (String sw : parsed.switches()) {
+            if (sw.equals("aot")) {
                 aot = true;
                 continue;
             }
-            Mode m = selected(arg);
-            if (m != null) {
-                if (mode != null && mode != m) {
-                    throw new IllegalArgumentException("--" + mode.flag + " and --" + m.flag + " are separate runs");
-                }
-                mode = m;
-                continue;
+            Mode m = selected("--" + sw);
+            if (mode != null && mode != m) {
+                throw new IllegalArgumentException("--" + mode.flag + " and --" + m.flag + " are separate runs");
             }
-            String value;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                throw new IllegalArgumentException("--" + name + " needs a value");
-            }
-            if (!FLAGS.contains(name)) {
-                throw new IllegalArgumentException("unknown flag --" + name);
-            }
-            flags.put(name, value);
+            mode = m;
         }
+        Map<String, String> flags = parsed.values();
         if (mode == null) {
             throw new IllegalArgumentException("one of --cold, --soak is needed");
         }
