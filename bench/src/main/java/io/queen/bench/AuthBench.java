@@ -2,7 +2,6 @@ package io.queen.bench;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -65,11 +64,7 @@ final class AuthBench {
             return;
         }
         Path repoRoot = Path.of("").toAbsolutePath();
-        Path brokerDir = repoRoot.resolve(System.getProperty("queen.bench.broker", "broker/target"));
-        if (!Files.isRegularFile(brokerDir.resolve("queen-broker.jar"))) {
-            System.err.println("bin/bench: no queen-broker.jar in " + brokerDir + "; run bin/bench");
-            System.exit(2);
-        }
+        Path brokerDir = BenchMain.brokerDirOrExit(repoRoot);
         BenchMain.quietLibraries();
         try {
             System.exit(new AuthBench.Run(options, repoRoot, brokerDir).run() ? 0 : 1);

@@ -46,12 +46,7 @@ public final class BenchMain {
             return;
         }
         Path repoRoot = Path.of("").toAbsolutePath();
-        Path brokerDir = repoRoot.resolve(System.getProperty("queen.bench.broker", "broker/target"));
-        if (!Files.isRegularFile(brokerDir.resolve("queen-broker.jar"))) {
-            System.err.println("bin/bench: no queen-broker.jar in " + brokerDir + "; run from the repository root "
-                    + "after building (bin/bench does both)");
-            System.exit(2);
-        }
+        Path brokerDir = brokerDirOrExit(repoRoot);
         quietLibraries();
         try {
             System.exit(run(options, repoRoot, brokerDir) ? 0 : 1);
@@ -103,6 +98,20 @@ public final class BenchMain {
         } catch (java.io.IOException | RuntimeException e) {
             return "unknown";
         }
+    }
+
+    /**
+     * The broker under test: the directory named by {@code queen.bench.broker} (bin/bench's copy),
+     * else broker/target; exits 2 when it holds no queen-broker.jar.
+     */
+    static Path brokerDirOrExit(Path repoRoot) {
+        Path brokerDir = repoRoot.resolve(System.getProperty("queen.bench.broker", "broker/target"));
+        if (!Files.isRegularFile(brokerDir.resolve("queen-broker.jar"))) {
+            System.err.println("bin/bench: no queen-broker.jar in " + brokerDir + "; run from the repository root "
+                    + "after building (bin/bench does both)");
+            System.exit(2);
+        }
+        return brokerDir;
     }
 
     /** The embedded PostgreSQL logs its whole start-up at INFO. */

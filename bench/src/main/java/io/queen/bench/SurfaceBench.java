@@ -1,6 +1,5 @@
 package io.queen.bench;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -30,12 +29,7 @@ final class SurfaceBench {
             return;
         }
         Path repoRoot = Path.of("").toAbsolutePath();
-        Path brokerDir = repoRoot.resolve(System.getProperty("queen.bench.broker", "broker/target"));
-        if (!Files.isRegularFile(brokerDir.resolve("queen-broker.jar"))) {
-            System.err.println("bin/bench: no queen-broker.jar in " + brokerDir + "; run bin/bench from the "
-                    + "repository root");
-            System.exit(2);
-        }
+        Path brokerDir = BenchMain.brokerDirOrExit(repoRoot);
         BenchMain.quietLibraries();
         try {
             System.exit(run(options, repoRoot, brokerDir) ? 0 : 1);

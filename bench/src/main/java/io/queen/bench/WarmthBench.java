@@ -1,6 +1,5 @@
 package io.queen.bench;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -28,12 +27,7 @@ final class WarmthBench {
             return;
         }
         Path repoRoot = Path.of("").toAbsolutePath();
-        Path brokerDir = repoRoot.resolve(System.getProperty("queen.bench.broker", "broker/target"));
-        if (!Files.isRegularFile(brokerDir.resolve("queen-broker.jar"))) {
-            System.err.println("bin/bench: no queen-broker.jar in " + brokerDir + "; run bin/bench from the "
-                    + "repository root");
-            System.exit(2);
-        }
+        Path brokerDir = BenchMain.brokerDirOrExit(repoRoot);
         BenchMain.quietLibraries();
         try (PgServer pg = PgServer.locate(System.getenv("QUEEN_BENCH_PG_URL"))) {
             System.out.println("bin/bench --" + options.mode().flag + " on " + Runtime.getRuntime().availableProcessors()
