@@ -236,7 +236,7 @@ final class AuthBench {
                             + "%.1f us CPU/msg), consume %,.0f msg/s (broker %.1f us CPU/msg)%s%s", round,
                     r.pushRate(), push.elapsedNanos() / 1e9, push.requests().percentileMs(50),
                     push.requests().percentileMs(99), r.pushBrokerMicros(), r.consumeRate(), r.consumeBrokerMicros(),
-                    problems(push), problems(consume, target)));
+                    Scenario.problems(push), Scenario.problems(consume, target)));
             return r;
         }
 
@@ -256,7 +256,7 @@ final class AuthBench {
                 consume = ConsumePhase.start(side.http, queue, options.consumers(), options.batch(),
                         new DeliveryLedger(firstSeq, plan.messages()), target, progress, STALL_SECONDS).await();
             }
-            String problems = problems(push) + problems(consume, target);
+            String problems = Scenario.problems(push) + Scenario.problems(consume, target);
             if (!problems.isEmpty()) {
                 say(side, phase + ":" + problems);
             }
@@ -349,27 +349,5 @@ final class AuthBench {
 
     private static String rates(List<Round> rounds) {
         return Arrays.toString(rounds.stream().mapToLong(r -> Math.round(r.pushRate())).toArray());
-    }
-
-    private static String problems(PushPhase.Outcome o) {
-        return o.notQueued() == 0 ? "" : String.format(" [%,d not queued; first error: %s]", o.notQueued(),
-                o.firstError());
-    }
-
-    private static String problems(ConsumePhase.Outcome o, long target) {
-        StringBuilder sb = new StringBuilder();
-        if (!o.complete()) {
-            sb.append(String.format(" [INCOMPLETE: %,d of %,d delivered]", o.delivered(), target));
-        }
-        if (o.repeats() > 0) {
-            sb.append(String.format(" [%,d repeated deliveries]", o.repeats()));
-        }
-        if (o.ackFailures() > 0) {
-            sb.append(String.format(" [%,d failed acks]", o.ackFailures()));
-        }
-        if (o.firstError() != null) {
-            sb.append(" [first error: ").append(o.firstError()).append(']');
-        }
-        return sb.toString();
     }
 }

@@ -470,12 +470,14 @@ final class Scenario implements AutoCloseable {
         return new CeilingRun(o, used);
     }
 
-    private static String problems(PushPhase.Outcome o) {
+    /** What went wrong in a push phase, for a figure's line; empty when nothing did. */
+    static String problems(PushPhase.Outcome o) {
         return o.notQueued() == 0 ? "" : String.format(" [%,d not queued; first error: %s]", o.notQueued(),
                 o.firstError());
     }
 
-    private static String problems(ConsumePhase.Outcome o, long target) {
+    /** What went wrong in a consume phase of {@code target} messages; empty when nothing did. */
+    static String problems(ConsumePhase.Outcome o, long target) {
         StringBuilder sb = new StringBuilder();
         if (!o.complete()) {
             sb.append(String.format(" [INCOMPLETE: %,d of %,d delivered, nothing new for %d s]", o.delivered(),
