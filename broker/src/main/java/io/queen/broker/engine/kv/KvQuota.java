@@ -99,7 +99,7 @@ public final class KvQuota {
      */
     public Refusal check(UUID tenant, boolean grows) {
         Limits t = tenants.get(tenant);
-        if ((guard.requireGrant() && (t == null || !t.granted())) || (t != null && !t.enabled())) {
+        if (notGranted(t)) {
             return Refusal.FEATURE_GATED;
         }
         if (!grows || t == null) {
@@ -124,7 +124,7 @@ public final class KvQuota {
      */
     public Refusal checkTimers(UUID tenant, int schedules) {
         Limits t = tenants.get(tenant);
-        if ((guard.requireGrant() && (t == null || !t.granted())) || (t != null && !t.enabled())) {
+        if (notGranted(t)) {
             return Refusal.FEATURE_GATED;
         }
         if (t == null || t.maxTimers() == null) {
@@ -194,6 +194,11 @@ public final class KvQuota {
     private static boolean over(Limits t, long rows, long bytes, int percent) {
         return (t.maxRows() != null && (t.kvRows() + rows) * 100 >= t.maxRows() * percent)
                 || (t.maxBytes() != null && (t.kvBytes() + bytes) * 100 >= t.maxBytes() * percent);
+    }
+
+    /** The grant rung, the same for KV and timers: no row while a grant is required, or a disabled row. */
+    private boolean notGranted(Limits t) {
+        return (guard.requireGrant() && (t == null || !t.granted())) || (t != null && !t.enabled());
     }
 
     private static boolean overTimers(Limits t, long timers, int percent) {
