@@ -46,8 +46,13 @@ phase_end() {
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 pg_ctl() { runuser -u postgres -- "$(pg_bin)/pg_ctl" -D "$pg_dir/data" "$@"; }
+postgres_running() { # the server of $pg_dir, not whatever now holds the id a stale postmaster.pid names
+  local pid
+  pid=$(head -n 1 "$pg_dir/data/postmaster.pid" 2>/dev/null) && [ -n "$pid" ] \
+    && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pg_dir/data"
+}
 postgres_stop() { # fast: clients' connections are cut, as in a real outage
-  if [ -n "$(pg_bin)" ] && [ -f "$pg_dir/data/postmaster.pid" ]; then pg_ctl -m fast -w stop > /dev/null; fi
+  if [ -n "$(pg_bin)" ] && postgres_running; then pg_ctl -m fast -w stop > /dev/null; fi
 }
 postgres_start() {
   pg_ctl -l "$pg_dir/server.log" -w -t 60 start > /dev/null || { tail -n 30 "$pg_dir/server.log" >&2; die "PostgreSQL did not start"; }
