@@ -140,12 +140,14 @@ even when the operator watches Queues cluster-wide. Leases live in a Role of the
 JVM heap flags of the broker container: broker.heap.percentOfLimit of the memory limit (the rest of
 the broker's options are the image's broker/jvm.options). With broker.heap.fixed the whole heap is
 also committed and touched at start; MaxHeapFreeRatio=100 keeps the GC from shrinking it again (a
-heap sized by percentages has a minimum of 8 MB).
+heap sized by percentages has a minimum of 8 MB). MinRAMPercentage is set too because the JVM takes
+it, not MaxRAMPercentage, below 512 MB of memory and otherwise never sizes a heap under 128 MB:
+25% of a 256Mi limit would be a 126 MB heap, and 15% of 512Mi would be 25% (measured on JDK 25).
 */}}
 {{- define "queen.brokerHeapFlags" -}}
 {{- $heap := .Values.broker.heap | default dict -}}
 {{- $percent := $heap.percentOfLimit | default 25 -}}
--XX:MaxRAMPercentage={{ $percent }}.0
+-XX:MaxRAMPercentage={{ $percent }}.0 -XX:MinRAMPercentage={{ $percent }}.0
 {{- if $heap.fixed }} -XX:InitialRAMPercentage={{ $percent }}.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch{{ end -}}
 {{- end -}}
 

@@ -111,14 +111,15 @@ final class BrokerProcess implements AutoCloseable {
     /**
      * The heap flags the chart gives a broker pod with a memory limit of {@code podMemoryMb}
      * (charts/queen: broker.heap, default 25%, grown on demand); -XX:MaxRAM stands in for the
-     * container's limit, from which the JVM takes its percentage. None for 0 (JVM defaults, sized on
-     * the host).
+     * container's limit, from which the JVM takes its percentage (MinRAMPercentage too: the JVM's own
+     * choice below 512 MB, see the chart's queen.brokerHeapFlags). None for 0 (JVM defaults, sized
+     * on the host).
      */
     static List<String> heapFlags(int podMemoryMb) {
         if (podMemoryMb == 0) {
             return List.of();
         }
-        return List.of("-XX:MaxRAM=" + podMemoryMb + "m", "-XX:MaxRAMPercentage=25.0");
+        return List.of("-XX:MaxRAM=" + podMemoryMb + "m", "-XX:MaxRAMPercentage=25.0", "-XX:MinRAMPercentage=25.0");
     }
 
     URI baseUri() {

@@ -210,7 +210,7 @@ class BrokerChartTest {
     void theHeapIsAQuarterOfTheMemoryLimitAndGrowsOnDemand(ValueSet valueSet) {
         Container broker = brokerContainer(RenderedChart.of(valueSet).brokerStatefulSet());
         // The rest of the JVM's options are the image's broker/jvm.options; no pre-touched heap.
-        assertEquals("-XX:MaxRAMPercentage=25.0", envValue(broker, "JDK_JAVA_OPTIONS"));
+        assertEquals("-XX:MaxRAMPercentage=25.0 -XX:MinRAMPercentage=25.0", envValue(broker, "JDK_JAVA_OPTIONS"));
     }
 
     @Test
@@ -225,7 +225,7 @@ class BrokerChartTest {
     void aFixedHeapIsCommittedAndTouchedAtStart() throws IOException {
         Container broker = brokerContainer(RenderedChart.withValues(
                 "broker:\n  heap:\n    percentOfLimit: 60\n    fixed: true\n").brokerStatefulSet());
-        assertEquals("-XX:MaxRAMPercentage=60.0 -XX:InitialRAMPercentage=60.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch",
+        assertEquals("-XX:MaxRAMPercentage=60.0 -XX:MinRAMPercentage=60.0 -XX:InitialRAMPercentage=60.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch",
                 envValue(broker, "JDK_JAVA_OPTIONS"));
     }
 
@@ -244,7 +244,7 @@ class BrokerChartTest {
     void theHeapFollowsItsShare() throws IOException {
         Container broker = brokerContainer(RenderedChart.withValues(
                 "broker:\n  heap:\n    percentOfLimit: 60\n").brokerStatefulSet());
-        assertEquals("-XX:MaxRAMPercentage=60.0", envValue(broker, "JDK_JAVA_OPTIONS"));
+        assertEquals("-XX:MaxRAMPercentage=60.0 -XX:MinRAMPercentage=60.0", envValue(broker, "JDK_JAVA_OPTIONS"));
     }
 
     @Test
