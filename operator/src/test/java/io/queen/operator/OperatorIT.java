@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.queen.operator.support.Conflicts;
 import io.queen.operator.crd.Queue;
 import io.queen.operator.crd.QueueDeletionPolicy;
 import io.queen.operator.crd.QueueOptions;
@@ -81,11 +82,11 @@ class OperatorIT {
         assertEquals(7, created.path("options").path("retryLimit").asInt());
         assertEquals(60, created.path("options").path("dedupWindowSeconds").asInt());
 
-        client.resources(Queue.class).inNamespace(NS).withName("orders").edit(q -> {
+        Conflicts.retrying(() -> client.resources(Queue.class).inNamespace(NS).withName("orders").edit(q -> {
             q.getSpec().setNamespace(null);
             q.getSpec().setOptions(new QueueOptions().withLeaseTime(30));
             return q;
-        });
+        }));
 
         await().atMost(WAIT).until(() -> brokerQueue(null, "orders").map(q -> q.path("options").path("leaseTime").asInt())
                 .orElse(0) == 30);

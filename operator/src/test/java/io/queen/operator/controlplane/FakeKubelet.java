@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.queen.operator.support.Conflicts;
 
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -68,14 +69,14 @@ public final class FakeKubelet implements AutoCloseable {
 
     /** Turns a running pod unready now (its containers stop passing their readiness probe). */
     public void markUnready(String pod) {
-        admin.pods().inNamespace(namespace).withName(pod).editStatus(p -> {
+        Conflicts.retrying(() -> admin.pods().inNamespace(namespace).withName(pod).editStatus(p -> {
             String now = now();
             p.getStatus().getConditions().removeIf(c -> "Ready".equals(c.getType()) || "ContainersReady".equals(c.getType()));
             p.getStatus().getConditions().add(condition("ContainersReady", false, now));
             p.getStatus().getConditions().add(condition("Ready", false, now));
             p.getStatus().getContainerStatuses().forEach(c -> c.setReady(false));
             return p;
-        });
+        }));
     }
 
     private static void ensureNode(KubernetesClient admin) {
@@ -84,12 +85,13 @@ public final class FakeKubelet implements AutoCloseable {
         }
         admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
                 .addToLabels("kubernetes.io/hostname", NODE).endMetadata().build()).create();
-        admin.nodes().withName(NODE).editStatus(n -> {
+        // The controller-manager's node controllers write the new Node too (taints, CIDR).
+        Conflicts.retrying(() -> admin.nodes().withName(NODE).editStatus(n -> {
             n.setStatus(new NodeStatusBuilder()
                     .addNewCondition().withType("Ready").withStatus("True").withReason("KubeletReady")
                     .withLastHeartbeatTime(now()).withLastTransitionTime(now()).endCondition().build());
             return n;
-        });
+        }));
     }
 
     private void syncSafely() {
