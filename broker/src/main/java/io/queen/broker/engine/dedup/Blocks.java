@@ -28,6 +28,11 @@ final class Blocks {
         }
     }
 
+    /** Forgets every block (what they held is reset by the caller). */
+    void clear() {
+        byPartition.clear();
+    }
+
     boolean isEmpty() {
         return byPartition.isEmpty();
     }

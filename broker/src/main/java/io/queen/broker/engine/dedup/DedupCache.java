@@ -2,6 +2,8 @@ package io.queen.broker.engine.dedup;
 
 import java.time.Instant;
 import java.util.UUID;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The push path's dedup cache (the reference's QUEEN_DEDUP_CACHE; broker/DESIGN.md, Push path).
@@ -48,6 +50,8 @@ public final class DedupCache {
      */
     public record Check(Vouch vouch, Hit[] hits) {
     }
+
+    private static final Logger LOG = Logger.getLogger(DedupCache.class.getName());
 
     private final Usage usage = new Usage();
     private final Budget budget;
@@ -119,11 +123,27 @@ public final class DedupCache {
         return b == null ? null : b.find(hash);
     }
 
-    /** Records a committed segment written by this broker. */
+    /**
+     * Records a committed segment written by this broker. Never throws: it runs after the commit, where
+     * a failure would fail a push that is stored (and its retry would find it). On an unexpected
+     * failure the cache forgets everything, since what it holds may no longer match what is stored,
+     * and every probe runs in SQL until it fills again.
+     */
     public synchronized void record(UUID partitionId, long base, byte[] hashes, UUID[] ids, Instant createdAt) {
         if (!budget.enabled()) {
             return; // no cache: every probe runs in SQL
         }
+        try {
+            add(partitionId, base, hashes, ids, createdAt);
+        } catch (RuntimeException | OutOfMemoryError e) { // clearing also gives the heap back
+            blocks.clear();
+            usage.reset();
+            LOG.log(Level.WARNING, "dedup cache failed to record a segment of partition " + partitionId
+                    + " at offset " + base + "; cleared it, every push probes in SQL until it fills again", e);
+        }
+    }
+
+    private void add(UUID partitionId, long base, byte[] hashes, UUID[] ids, Instant createdAt) {
         Block b = blocks.get(partitionId);
         if (b != null && !b.isEmpty() && b.end() != base - 1) {
             blocks.remove(partitionId); // Not contiguous: another broker wrote in between.

@@ -26,6 +26,13 @@ final class Usage {
         chunkBytes += bytes;
     }
 
+    /** Back to nothing held, after the blocks were all forgotten. */
+    void reset() {
+        exact = 0;
+        compacted = 0;
+        chunkBytes = 0;
+    }
+
     long exact() {
         return exact;
     }

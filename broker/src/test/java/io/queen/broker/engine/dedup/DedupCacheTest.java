@@ -89,6 +89,24 @@ class DedupCacheTest {
     }
 
     @Test
+    void aFailureWhileRecordingNeverReachesThePushAndClearsTheCache() {
+        try (CapturedLog log = CapturedLog.of(DedupCache.class)) {
+            DedupCache cache = new DedupCache(1_000);
+            Instant now = Instant.now();
+            UUID other = UUID.randomUUID();
+            cache.record(other, 0, TxnHash.concat(List.of("x")), ids(1), now);
+            // A null id cannot be held: recording fails half-way, after the push committed.
+            cache.record(P, 0, TxnHash.concat(List.of("a", "b")), new UUID[] {UUID.randomUUID(), null}, now);
+            assertEquals(0, cache.size(), "what it held may not match the log any more");
+            assertNull(cache.vouch(other, 60, now.toEpochMilli()));
+            assertEquals(1, log.messages().size());
+            assertTrue(log.messages().get(0).contains(P.toString()), log.messages().get(0));
+            cache.record(P, 2, TxnHash.concat(List.of("c")), ids(1), now);
+            assertEquals(new DedupCache.Vouch(2, 2), cache.vouch(P, 60, now.toEpochMilli()), "and it fills again");
+        }
+    }
+
+    @Test
     void aCacheWithoutBudgetHoldsNothingSoEveryProbeRunsInSql() {
         DedupCache cache = new DedupCache(DedupCache.entriesFor(0));
         Instant now = Instant.now();
