@@ -54,6 +54,11 @@ final class PartitionWriter {
         final List<Runnable> afterCommit = new ArrayList<>();
         /** The verdict of each partition's written segment (absent when every slot was a duplicate). */
         final Map<UUID, LogStore.PushVerdict> written = new HashMap<>();
+        /**
+         * An earlier attempt at these slots failed in a way that may have committed them: their
+         * broker-minted transaction ids are probed too, so a committed item is found, not stored twice.
+         */
+        boolean retryingUncertain;
 
         void add(List<Group> groups) {
             for (Group g : groups) {
@@ -76,6 +81,12 @@ final class PartitionWriter {
             afterCommit.forEach(Runnable::run);
         }
     }
+
+    /**
+     * The least window a retry after an uncertain attempt probes, also on a queue whose dedup is
+     * off: the attempt it checks for was a moment ago, and its hash rows are stored regardless.
+     */
+    static final int UNCERTAIN_RETRY_WINDOW_SECONDS = 300;
 
     private final PayloadCipher cipher;
     private final int zstdLevel;
@@ -135,8 +146,10 @@ final class PartitionWriter {
                 repeats.put(s, first);
             }
         }
-        // Broker-minted transaction ids are fresh UUIDv7s and cannot collide: only client ids need the probe.
-        boolean probe = pending.stream().anyMatch(s -> s.item.transactionId() != null);
+        // Broker-minted transaction ids are fresh UUIDv7s and cannot collide: only client ids need the
+        // probe, unless an earlier attempt at these very slots may have committed.
+        boolean probeMinted = batch.retryingUncertain;
+        boolean probe = probeMinted || pending.stream().anyMatch(s -> s.item.transactionId() != null);
         // The catalog's window may be up to its TTL old; SQL re-reads it under the lock for the probe itself.
         int window = partition.dedupWindowSeconds();
         DedupCache.Vouch vouch = null;
@@ -144,7 +157,7 @@ final class PartitionWriter {
             byte[][] hashes = new byte[pending.size()][];
             for (int i = 0; probe && i < hashes.length; i++) {
                 Slot s = pending.get(i);
-                hashes[i] = s.item.transactionId() == null ? null : TxnHash.of(s.txn);
+                hashes[i] = s.item.transactionId() == null && !probeMinted ? null : TxnHash.of(s.txn);
             }
             DedupCache.Check check = dedupCache.check(partitionId, window, System.currentTimeMillis(), hashes);
             vouch = check.vouch();
@@ -161,8 +174,7 @@ final class PartitionWriter {
                 if (failOnDuplicate) {
                     throw duplicateInTransaction(s);
                 }
-                s.resultId = hit.messageId();
-                s.status = "duplicate";
+                answerStored(s, hit.messageId());
                 if (rest == null) {
                     rest = new ArrayList<>(pending.subList(0, i));
                 }
@@ -176,8 +188,9 @@ final class PartitionWriter {
                     ? preEncoded : encode(pending, partition.encryptionEnabled());
             preEncoded = null;
             byte[] hashes = segment.hashes();
-            LogStore.PushVerdict v = LogStore.pushOne(c, partitionId, pending.size(), segment.blob(), hashes, null,
-                    probe, vouch == null ? null : vouch.from(), vouch == null ? null : vouch.to());
+            Integer probeWindow = probeMinted ? Math.max(window, UNCERTAIN_RETRY_WINDOW_SECONDS) : null;
+            LogStore.PushVerdict v = LogStore.pushOne(c, partitionId, pending.size(), segment.blob(), hashes,
+                    probeWindow, probe, vouch == null ? null : vouch.from(), vouch == null ? null : vouch.to());
             if (v.queued()) {
                 UUID[] written = new UUID[pending.size()];
                 for (int i = 0; i < written.length; i++) {
@@ -199,8 +212,7 @@ final class PartitionWriter {
             List<Slot> rest = new ArrayList<>(pending);
             for (long[] dup : v.duplicates()) {
                 Slot s = pending.get((int) dup[0]);
-                s.resultId = originalId(c, partitionId, dup[1]);
-                s.status = "duplicate";
+                answerStored(s, originalId(c, partitionId, dup[1]));
                 rest.remove(s);
             }
             pending = rest;
@@ -209,6 +221,19 @@ final class PartitionWriter {
             repeat.resultId = first.resultId;
             repeat.status = "duplicate";
         });
+    }
+
+    /**
+     * Answers a slot whose transaction id is already stored as {@code storedId}. When that is the
+     * slot's own message id (fixed before the first attempt), the row is this very item, written by
+     * an attempt whose outcome was lost: the connection broke after the commit, or the driver failed
+     * reading the answer of a statement that committed (pgjdbc reports an OutOfMemoryError while it
+     * reads a result as SQLState 53200), and the flush was retried. The item is queued, not a
+     * duplicate of itself.
+     */
+    private static void answerStored(Slot s, UUID storedId) {
+        s.resultId = storedId;
+        s.status = storedId.equals(s.id) ? "queued" : "duplicate";
     }
 
     Encoded encode(List<Slot> slots, boolean encrypt) {

@@ -37,6 +37,8 @@ final class PushFusion {
     private static final class Job {
         final List<PushPlan.Group> groups;
         final int slots;
+        /** Its flush committed and answered every slot. */
+        boolean written;
         boolean done;
         SQLException failure;
 
@@ -95,34 +97,50 @@ final class PushFusion {
         }
     }
 
-    /** One round of the shard's lane: flush it (request by request if the merged flush fails), then wake the waiters. */
+    /**
+     * One round of the shard's lane: flush it (request by request if the merged flush fails), then
+     * wake the waiters. A failed flush may still have committed (the connection broke after the
+     * commit, or the driver failed reading the answer of a statement that committed), so the retries
+     * probe every transaction id and answer an item found under its own message id as queued.
+     */
     private void flushQueued(Shard shard, List<Job> batch) {
         try {
-            flush(batch);
-        } catch (SQLException e) {
-            if (batch.size() == 1) {
-                batch.get(0).failure = e;
-            } else {
-                for (Job j : batch) {
-                    try {
-                        flush(List.of(j));
-                    } catch (SQLException alone) {
-                        j.failure = alone;
+            try {
+                flush(batch, false);
+                batch.forEach(j -> j.written = true);
+            } catch (SQLException e) {
+                if (batch.size() == 1) {
+                    batch.get(0).failure = e;
+                } else {
+                    for (Job j : batch) {
+                        try {
+                            flush(List.of(j), true);
+                            j.written = true;
+                        } catch (SQLException alone) {
+                            j.failure = alone;
+                        }
                     }
                 }
             }
-        }
-        shard.signal.lock();
-        try {
-            batch.forEach(j -> j.done = true);
-            shard.finished.signalAll();
+        } catch (Error e) {
+            // Out of memory, say: every job still gets an answer, or its request would wait for ever.
+            SQLException failure = new SQLException("push flush failed: " + e, e);
+            batch.stream().filter(j -> !j.written && j.failure == null).forEach(j -> j.failure = failure);
+            throw e;
         } finally {
-            shard.signal.unlock();
+            shard.signal.lock();
+            try {
+                batch.forEach(j -> j.done = true);
+                shard.finished.signalAll();
+            } finally {
+                shard.signal.unlock();
+            }
         }
     }
 
-    private void flush(List<Job> jobs) throws SQLException {
+    private void flush(List<Job> jobs, boolean retryingUncertain) throws SQLException {
         PartitionWriter.Batch batch = new PartitionWriter.Batch();
+        batch.retryingUncertain = retryingUncertain;
         for (Job j : jobs) {
             batch.add(j.groups);
         }
