@@ -59,6 +59,19 @@ class AuthChartTest {
     }
 
     @Test
+    void theKubeletsProbesNeedNoTokenWithAuthOn() {
+        for (ValueSet set : List.of(ValueSet.AUTH_SIGNED, ValueSet.AUTH_JWKS)) {
+            Container broker = broker(RenderedChart.of(set));
+            List<String> skipped = List.of(value(broker, "JWT_SKIP_PATHS").split(","));
+            // /health and /ready are public in the broker itself; /status needs a token unless skipped.
+            assertTrue(skipped.contains(broker.getLivenessProbe().getHttpGet().getPath()), set + ": " + skipped);
+            assertTrue(skipped.contains(broker.getStartupProbe().getHttpGet().getPath()), set + ": " + skipped);
+            assertTrue(skipped.containsAll(List.of("/health", "/metrics/prometheus", "/metrics", "/")),
+                    set + ": the broker's default public paths stay: " + skipped);
+        }
+    }
+
+    @Test
     void eachRenderingWithoutAClusterMakesAFreshKey() throws IOException {
         String values = "auth:\n  enabled: true\n  lookupGeneratedSecret: false\n";
         String first = RenderedChart.withValues(values).one(Secret.class, GENERATED).getData().get("JWT_SECRET");
