@@ -80,8 +80,11 @@ import io.queen.broker.store.Database;
 import io.queen.broker.store.EmbeddedDatabase;
 import io.queen.broker.store.PgWakeChannel;
 import io.queen.broker.store.SchemaApplier;
+import io.queen.broker.warmup.SelfWarmup;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -103,10 +106,11 @@ public final class Broker implements AutoCloseable {
     private final KvQuotaRefresh kvQuota;
     private final KvSweeper kvSweeper;
     private final TlsReloader tlsReloader;
+    private final SelfWarmup warmup;
 
     private Broker(EmbeddedDatabase embedded, Database database, PgWakeChannel wakeChannel, WebServer server,
                    Services services, BackgroundJobs jobs, TimerSweeper sweeper, KvQuotaRefresh kvQuota,
-                   KvSweeper kvSweeper, TlsReloader tlsReloader) {
+                   KvSweeper kvSweeper, TlsReloader tlsReloader, SelfWarmup warmup) {
         this.embedded = embedded;
         this.database = database;
         this.wakeChannel = wakeChannel;
@@ -117,6 +121,7 @@ public final class Broker implements AutoCloseable {
         this.kvQuota = kvQuota;
         this.kvSweeper = kvSweeper;
         this.tlsReloader = tlsReloader;
+        this.warmup = warmup;
     }
 
     public static Broker start(BrokerSettings settings) {
@@ -135,6 +140,7 @@ public final class Broker implements AutoCloseable {
         PgWakeChannel wakeChannel = null;
         Authenticator authenticator = null;
         KvQuotaRefresh kvQuota = null;
+        AtomicReference<SelfWarmup> warmup = new AtomicReference<>();
         try {
             DatabaseSettings dbSettings = settings.database();
             if (dbSettings.embedded()) {
@@ -172,7 +178,10 @@ public final class Broker implements AutoCloseable {
                     .useNio(false)
                     .shutdownHook(false)
                     .shutdownGracePeriod(Duration.ofSeconds(20))
-                    .routing(r -> routing(r, services, settings))
+                    .routing(r -> routing(r, services, settings, () -> {
+                        SelfWarmup w = warmup.get();
+                        return w != null && w.ready();
+                    }))
                     .update(b -> {
                         if (listenerTls != null) {
                             b.tls(listenerTls.tls());
@@ -200,8 +209,10 @@ public final class Broker implements AutoCloseable {
                     services.background().timerWake(), settings.timers());
             KvSweeper kvSweeper = KvSweeper.start(database, settings.kv().guard(), settings.timers().sweeper(),
                     services.observability().metrics().surfaces());
+            // Last: the warm-up is traffic like any other, and /ready answers 200 once it ended.
+            warmup.set(startWarmup(settings, listenerTls != null, server.port()));
             return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper, kvQuota, kvSweeper,
-                    tlsReloader);
+                    tlsReloader, warmup.get());
         } catch (RuntimeException e) {
             if (kvQuota != null) {
                 kvQuota.close();
@@ -220,6 +231,20 @@ public final class Broker implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** The warm-up before readiness, or none; it cannot authenticate to its own listener nor trust its certificate. */
+    private static SelfWarmup startWarmup(BrokerSettings settings, boolean https, int port) {
+        if (!settings.warmup().enabled()) {
+            return SelfWarmup.skipped(null);
+        }
+        if (settings.auth().enabled()) {
+            return SelfWarmup.skipped("authentication is on");
+        }
+        if (https) {
+            return SelfWarmup.skipped("the listener is HTTPS only");
+        }
+        return SelfWarmup.start(settings.warmup(), settings.bindAddress(), port);
     }
 
     /** The certificate files at boot: unreadable or mismatched files stop the boot, naming the file. */
@@ -309,7 +334,7 @@ public final class Broker implements AutoCloseable {
                       TimerWake timerWake) {
     }
 
-    static void routing(HttpRouting.Builder routing, Services s, BrokerSettings settings) {
+    static void routing(HttpRouting.Builder routing, Services s, BrokerSettings settings, BooleanSupplier warm) {
         Tenancy tenancy = new Tenancy(settings.tenancyHeader());
         PopHttpService.PopDefaults popDefaults = new PopHttpService.PopDefaults(
                 settings.engine().popDefaultTimeoutMs(), settings.engine().defaultSubscriptionMode());
@@ -323,7 +348,7 @@ public final class Broker implements AutoCloseable {
             // After the path is known to be text, before anything else (broker/DESIGN.md, Authentication).
             routing.addFilter(new AuthFilter(s.auth()));
         }
-        routing.register(new HealthHttpService(o.health()));
+        routing.register(new HealthHttpService(o.health(), warm));
         routing.register(new AuthHttpService(settings.auth().enabled(), settings.jobs().serverId()));
         routing.register("/api/v1", new PushHttpService(data.intake(), o.metrics(), tenancy));
         routing.register("/api/v1", new PopHttpService(data.pop(), b.switches(), o.metrics(), popDefaults, tenancy));
@@ -369,6 +394,7 @@ public final class Broker implements AutoCloseable {
     /** Graceful: stop accepting, let in-flight requests finish, then close the pool and the embedded database. */
     @Override
     public void close() {
+        warmup.close();
         int released = services.background().hub().close();
         LOG.info("shutting down: " + released + " parked long-poll(s) released, draining in-flight requests");
         if (sweeper != null) {

@@ -20,7 +20,8 @@ public record BrokerSettings(
         JobSettings jobs,
         KvSettings kv,
         TimerSettings timers,
-        TlsSettings tls) {
+        TlsSettings tls,
+        WarmupSettings warmup) {
 
     /** Default development data folder, relative to the working directory. */
     public static final String DEFAULT_DEV_DATA_DIR = ".queen-dev/pgdata";
@@ -64,17 +65,17 @@ public record BrokerSettings(
         }
         return new BrokerSettings(port, bind, maxBody, applySchema, level, db, EngineSettings.from(env), tenancy,
                 AuthSettings.from(env), JobSettings.from(env), KvSettings.from(env), TimerSettings.from(env),
-                TlsSettings.from(env));
+                TlsSettings.from(env), WarmupSettings.from(env));
     }
 
     public BrokerSettings withDatabase(DatabaseSettings newDatabase) {
         return new BrokerSettings(port, bindAddress, maxBodyBytes, applySchema, logLevel, newDatabase, engine,
-                tenancyHeader, auth, jobs, kv, timers, tls);
+                tenancyHeader, auth, jobs, kv, timers, tls, warmup);
     }
 
     public BrokerSettings withPort(int newPort) {
         return new BrokerSettings(newPort, bindAddress, maxBodyBytes, applySchema, logLevel, database, engine,
-                tenancyHeader, auth, jobs, kv, timers, tls);
+                tenancyHeader, auth, jobs, kv, timers, tls, warmup);
     }
 
     private static Level logLevel(Env env) {

@@ -41,7 +41,7 @@ public final class RouteAccess {
     }
 
     public static AccessLevel of(String method, String path) {
-        if (path.equals("/health") || path.equals("/metrics") || path.equals("/metrics/prometheus")) {
+        if (path.equals("/health") || path.equals("/ready") || path.equals("/metrics") || path.equals("/metrics/prometheus")) {
             return PUBLIC;
         }
         if (path.equals("/") || path.startsWith("/assets/") || path.startsWith("/favicon")) {
