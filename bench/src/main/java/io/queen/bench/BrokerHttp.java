@@ -127,6 +127,15 @@ final class BrokerHttp implements AutoCloseable {
         }
     }
 
+    /** {@code GET /ready}: true on 200 (warmed up and the database answers), false otherwise. */
+    boolean ready() {
+        try {
+            return exchange("GET", "/ready", null, 5_000).status() == 200;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     private JsonNode post(String path, String body, int expectedStatus) throws IOException {
         return parse("POST", path, exchange("POST", path, body.getBytes(StandardCharsets.UTF_8), REQUEST_TIMEOUT_MS),
                 expectedStatus);

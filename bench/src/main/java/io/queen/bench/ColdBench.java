@@ -42,9 +42,10 @@ final class ColdBench {
     static final double TARGET_HEALTH_SECONDS = 2;
     static final double TARGET_90_SECONDS = 10;
     static final double TARGET_PEAK_RSS_MB = 256;
+    private static final long READY_TIMEOUT_SECONDS = 120;
 
     /** One cold start's figures; NaN where a figure could not be measured. */
-    record Run(double healthSeconds, double firstRate, double warmRate, double to90Seconds, double peakRssMb,
+    record Run(double healthSeconds, double readySeconds, double firstRate, double warmRate, double to90Seconds, double peakRssMb,
                double ceilingRate, double brokerCpuSeconds, double compilerCpuSeconds, String problems) {
         double firstShare() {
             return firstRate / warmRate;
@@ -119,9 +120,12 @@ final class ColdBench {
         PgServer.Database db = pg.createDatabase("queen_bench_cold_" + ProcessHandle.current().pid() + "_" + runNumber);
         try {
             Path log = repoRoot.resolve("bench/target/logs/broker-cold-" + runNumber + ".log");
-            try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, o.brokerMemoryMb(), Map.of(), extraJvm);
+            Map<String, String> env = o.brokerWarmup() > 0
+                    ? Map.of("QUEEN_WARMUP_MESSAGES", Long.toString(o.brokerWarmup())) : Map.of();
+            try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, o.brokerMemoryMb(), env, extraJvm);
                  BrokerHttp http = new BrokerHttp(broker.baseUri())) {
                 double health = broker.startToHealthyNanos() / 1e9;
+                double ready = awaitReady(http, broker, runNumber);
                 Payloads payloads = new Payloads(PAYLOAD_BYTES);
                 Curve c = push(o, http, broker, payloads, health, runNumber);
                 double peak = broker.peakRssMb();
@@ -132,11 +136,29 @@ final class ColdBench {
                 say(runNumber, String.format("broker CPU %.1f s since start, of which JIT compiler threads %.1f s; "
                         + "peak RSS %.0f MB", cpu, compiler, peak));
                 double ceiling = ceiling(db, payloads, runNumber);
-                return new Run(health, c.firstRate, c.warmRate, c.to90Seconds, peak, ceiling, cpu, compiler, c.problems);
+                return new Run(health, ready, c.firstRate, c.warmRate, c.to90Seconds, peak, ceiling, cpu, compiler, c.problems);
             }
         } finally {
             pg.dropDatabase(db);
         }
+    }
+
+    /**
+     * Seconds from the process start to the first {@code GET /ready} 200: a Service sends a pod
+     * traffic only from then on, so the push starts there.
+     */
+    private static double awaitReady(BrokerHttp http, BrokerProcess broker, int runNumber)
+            throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + READY_TIMEOUT_SECONDS * SECOND;
+        while (!http.ready()) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the broker did not answer /ready 200 within " + READY_TIMEOUT_SECONDS + " s");
+            }
+            Thread.sleep(20);
+        }
+        double seconds = (System.nanoTime() - broker.startedNanos()) / 1e9;
+        say(runNumber, String.format("/ready 200 %.2f s after the process start", seconds));
+        return seconds;
     }
 
     private record Curve(double firstRate, double warmRate, double to90Seconds, String problems) {
@@ -152,7 +174,7 @@ final class ColdBench {
         long pushStart = System.nanoTime();
         double startToPush = (pushStart - broker.startedNanos()) / 1e9;
         say(runNumber, String.format("fresh broker pid %d answered /health 200 %.2f s after its start; pushing "
-                + "at once, %d producers, %d a request, %d partitions, %d-byte payloads", broker.pid(), healthSeconds,
+                + "once ready, %d producers, %d a request, %d partitions, %d-byte payloads", broker.pid(), healthSeconds,
                 PRODUCERS, BATCH, PARTITIONS, PAYLOAD_BYTES));
         Thread sampler = Thread.ofPlatform().name("bench-cold-sampler").start(() -> {
             int printed = 0;
@@ -242,6 +264,7 @@ final class ColdBench {
         FigureTable t = new FigureTable(header.toArray(String[]::new));
         row(t, runs, "/health 200 after process start, s", Run::healthSeconds, ColdBench::seconds,
                 "< " + seconds(TARGET_HEALTH_SECONDS), m -> m < TARGET_HEALTH_SECONDS);
+        row(t, runs, "/ready 200 after process start, s", Run::readySeconds, ColdBench::seconds, "", null);
         row(t, runs, String.format("first %,d msg/s", FIRST), Run::firstRate, FigureTable::rate, "", null);
         row(t, runs, String.format("warm msg/s (%,d after steady)", o.warmMessages()), Run::warmRate,
                 FigureTable::rate, "", null);
@@ -256,7 +279,8 @@ final class ColdBench {
         row(t, runs, "  JIT compiler CPU s", Run::compilerCpuSeconds, v -> String.format("%.1f", v), "", null);
         row(t, runs, "raw JDBC ceiling msg/s", Run::ceilingRate, FigureTable::rate, "", null);
         row(t, runs, "warm / ceiling", Run::warmShareOfCeiling, ColdBench::percent, "", null);
-        return "== cold start: a fresh broker pushing at once; " + PAYLOAD_BYTES + "-byte payloads, " + BATCH
+        return "== cold start: a fresh broker pushing once /ready (" + (o.brokerWarmup() == 0 ? "no warm-up"
+                : String.format("QUEEN_WARMUP_MESSAGES=%,d", o.brokerWarmup())) + "); " + PAYLOAD_BYTES + "-byte payloads, " + BATCH
                 + " a request, " + PRODUCERS + " producers, " + PARTITIONS + " partitions ==" + System.lineSeparator()
                 + t.render();
     }

@@ -9,7 +9,7 @@ import java.util.Set;
  * {@code --name=value}.
  */
 record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeconds, int soakMinutes, double soakRate,
-                     int soakConsumers, int brokerMemoryMb, boolean aot) {
+                     int soakConsumers, int brokerMemoryMb, boolean aot, long brokerWarmup) {
 
     enum Mode {
         COLD("cold"), SOAK("soak");
@@ -20,6 +20,9 @@ record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeco
             this.flag = flag;
         }
     }
+
+    /** QUEEN_WARMUP_MESSAGES as the chart (values.yaml) and bin/run set it. */
+    static final long DEFAULT_BROKER_WARMUP = 50_000;
 
     static final String USAGE = """
             usage: bin/bench --cold | --soak [flags]
@@ -36,12 +39,15 @@ record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeco
               --aot                   cold: first a training run writes the JDK's ahead-of-time cache
                                       (pushes, then a clean stop), and every cold start loads it, as bin/run
                                       and the image do; without it the broker starts with no cache
+              --broker-warmup N       cold: messages the broker pushes and consumes through itself before
+                                      GET /ready answers 200 (QUEEN_WARMUP_MESSAGES), as the chart and
+                                      bin/run have it (%d); the push starts once ready; 0 = none
               --broker-memory-mb N    the pod memory limit the broker's heap is sized from as the chart
                                       does (512; 0 = JVM defaults); QUEEN_BENCH_BROKER_JAVA_OPTS adds options
-            PostgreSQL as for the default run (QUEEN_BENCH_PG_URL, else an embedded one).""";
+            PostgreSQL as for the default run (QUEEN_BENCH_PG_URL, else an embedded one).""".formatted(DEFAULT_BROKER_WARMUP);
 
     private static final Set<String> FLAGS = Set.of("cold-runs", "warm-messages", "cold-max-seconds", "soak-minutes",
-            "soak-rate", "soak-consumers", "broker-memory-mb");
+            "soak-rate", "soak-consumers", "broker-memory-mb", "broker-warmup");
 
     /** The mode {@code args} select, or null. */
     static Mode selected(String... args) {
@@ -84,7 +90,9 @@ record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeco
                 positive("soak-rate", flags.getOrDefault("soak-rate", "1000")),
                 (int) positive("soak-consumers", flags.getOrDefault("soak-consumers", "4")),
                 "0".equals(flags.getOrDefault("broker-memory-mb", "512").trim()) ? 0
-                        : (int) positive("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "512")), aot);
+                        : (int) positive("broker-memory-mb", flags.getOrDefault("broker-memory-mb", "512")), aot,
+                "0".equals(flags.getOrDefault("broker-warmup", "").trim()) ? 0
+                        : positive("broker-warmup", flags.getOrDefault("broker-warmup", Long.toString(DEFAULT_BROKER_WARMUP))));
     }
 
     private static long positive(String name, String v) {

@@ -20,6 +20,9 @@ class WarmthOptionsTest {
         assertEquals(512, o.brokerMemoryMb());
         assertEquals(false, o.aot());
         assertEquals(true, WarmthOptions.parse("--cold", "--aot", "--cold-runs", "2").aot());
+        assertEquals(WarmthOptions.DEFAULT_BROKER_WARMUP, o.brokerWarmup());
+        assertEquals(0, WarmthOptions.parse("--cold", "--broker-warmup", "0").brokerWarmup());
+        assertEquals(5_000, WarmthOptions.parse("--cold", "--broker-warmup=5000").brokerWarmup());
     }
 
     @Test

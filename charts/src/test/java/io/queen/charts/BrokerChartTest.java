@@ -87,9 +87,11 @@ class BrokerChartTest {
 
     @ParameterizedTest
     @EnumSource(ValueSet.class)
-    void readinessProbesHealthAndLivenessProbesStatus(ValueSet valueSet) {
+    void readinessProbesReadyAndLivenessProbesStatus(ValueSet valueSet) {
         Container broker = brokerContainer(RenderedChart.of(valueSet).brokerStatefulSet());
-        assertEquals("/health", broker.getReadinessProbe().getHttpGet().getPath());
+        assertEquals("/ready", broker.getReadinessProbe().getHttpGet().getPath());
+        assertEquals("50000", envValue(broker, "QUEEN_WARMUP_MESSAGES"));
+        assertEquals("30", envValue(broker, "QUEEN_WARMUP_MAX_SECONDS"));
         assertEquals("/status", broker.getLivenessProbe().getHttpGet().getPath());
         assertEquals("/status", broker.getStartupProbe().getHttpGet().getPath());
         assertEquals("http", broker.getReadinessProbe().getHttpGet().getPort().getStrVal());

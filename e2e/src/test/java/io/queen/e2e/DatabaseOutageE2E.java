@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A database outage as the kubelet sees it. The chart's readiness probe ({@code /health}, a
+ * A database outage as the kubelet sees it. The chart's readiness probe ({@code /ready}, then a
  * database round trip) takes every broker out of the Service; its liveness probe ({@code /status},
  * no database) keeps them running, so no broker is restarted however long the outage lasts. When
  * the database is back they are Ready again without a restart, and every push a broker accepted,
