@@ -168,7 +168,12 @@ public final class SelfWarmup implements AutoCloseable {
                     .append("\",\"payload\":{\"n\":").append(i).append(",\"pad\":\"").append(pad).append("\"}}");
             }
             body.append("]}");
-            if (send("POST", "/api/v1/push", body.toString(), 201) != null) {
+            String answer = send("POST", "/api/v1/push", body.toString(), 201);
+            if (answer != null && answer.contains("\"buffered\"")) {
+                // Spooled, not stored: the database is unavailable (or in maintenance), and a replay
+                // after the end would bring back the queue deleted meanwhile.
+                failure.compareAndSet(null, "pushes are spooled, the database is unavailable");
+            } else if (answer != null) {
                 pushed.addAndGet(BATCH);
             }
         }
