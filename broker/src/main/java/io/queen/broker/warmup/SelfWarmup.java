@@ -3,6 +3,7 @@ package io.queen.broker.warmup;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.broker.config.WarmupSettings;
+import io.queen.broker.lifecycle.BackgroundThread;
 
 import java.io.IOException;
 import java.net.URI;
@@ -62,7 +63,7 @@ public final class SelfWarmup implements AutoCloseable {
         this.settings = settings;
         this.base = base;
         this.queue = queue;
-        this.thread = Thread.ofPlatform().name("queen-warmup").daemon().unstarted(this::runGuarded);
+        this.thread = BackgroundThread.create("queen-warmup", this::runGuarded);
     }
 
     /** A broker that is ready at once (no warm-up configured, or it cannot run: {@code why}). */
@@ -113,10 +114,10 @@ public final class SelfWarmup implements AutoCloseable {
             long deadline = start + settings.maxSeconds() * 1_000_000_000L;
             List<Thread> workers = new ArrayList<>();
             for (int i = 0; i < PRODUCERS; i++) {
-                workers.add(Thread.ofPlatform().name("queen-warmup-push-" + i).daemon().start(() -> produce(deadline)));
+                workers.add(BackgroundThread.start("queen-warmup-push-" + i, () -> produce(deadline)));
             }
             for (int i = 0; i < CONSUMERS; i++) {
-                workers.add(Thread.ofPlatform().name("queen-warmup-consume-" + i).daemon().start(() -> consume(deadline)));
+                workers.add(BackgroundThread.start("queen-warmup-consume-" + i, () -> consume(deadline)));
             }
             long nextReport = start + PROGRESS_NANOS;
             for (Thread t : workers) {
