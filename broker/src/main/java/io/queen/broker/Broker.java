@@ -210,7 +210,8 @@ public final class Broker implements AutoCloseable {
             KvSweeper kvSweeper = KvSweeper.start(database, settings.kv().guard(), settings.timers().sweeper(),
                     services.observability().metrics().surfaces());
             // Last: the warm-up is traffic like any other, and /ready answers 200 once it ended.
-            warmup.set(startWarmup(settings, listenerTls != null, server.port()));
+            warmup.set(SelfWarmup.start(settings.warmup(), settings.auth(),
+                    listenerTls == null ? null : listenerTls.leaf(), settings.bindAddress(), server.port()));
             return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper, kvQuota, kvSweeper,
                     tlsReloader, warmup.get());
         } catch (RuntimeException e) {
@@ -231,20 +232,6 @@ public final class Broker implements AutoCloseable {
             }
             throw e;
         }
-    }
-
-    /** The warm-up before readiness, or none; it cannot authenticate to its own listener nor trust its certificate. */
-    private static SelfWarmup startWarmup(BrokerSettings settings, boolean https, int port) {
-        if (!settings.warmup().enabled()) {
-            return SelfWarmup.skipped(null);
-        }
-        if (settings.auth().enabled()) {
-            return SelfWarmup.skipped("authentication is on");
-        }
-        if (https) {
-            return SelfWarmup.skipped("the listener is HTTPS only");
-        }
-        return SelfWarmup.start(settings.warmup(), settings.bindAddress(), port);
     }
 
     /** The certificate files at boot: unreadable or mismatched files stop the boot, naming the file. */

@@ -2,15 +2,17 @@ package io.queen.broker.warmup;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.queen.broker.config.AuthSettings;
 import io.queen.broker.config.WarmupSettings;
 import io.queen.broker.lifecycle.BackgroundThread;
 
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,7 +49,7 @@ public final class SelfWarmup implements AutoCloseable {
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
     private final WarmupSettings settings;
-    private final URI base;
+    private final ListenerAccess access;
     private final String queue;
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final AtomicBoolean ready = new AtomicBoolean();
@@ -59,9 +61,9 @@ public final class SelfWarmup implements AutoCloseable {
     private final Thread thread;
     private HttpClient http;
 
-    private SelfWarmup(WarmupSettings settings, URI base, String queue) {
+    private SelfWarmup(WarmupSettings settings, ListenerAccess access, String queue) {
         this.settings = settings;
-        this.base = base;
+        this.access = access;
         this.queue = queue;
         this.thread = BackgroundThread.create("queen-warmup", this::runGuarded);
     }
@@ -76,15 +78,34 @@ public final class SelfWarmup implements AutoCloseable {
         return w;
     }
 
-    /** Starts the warm-up against the listener at {@code bindAddress:port}; ready once it ends. */
-    public static SelfWarmup start(WarmupSettings settings, String bindAddress, int port) {
+    /**
+     * Starts the warm-up against the listener at {@code bindAddress:port}; ready once it ends. On
+     * an HTTPS listener ({@code servedCertificate} not null) it trusts exactly that certificate;
+     * with authentication on it sends an admin token signed with {@code JWT_SECRET}, and without a
+     * secret to sign with it is skipped.
+     */
+    public static SelfWarmup start(WarmupSettings settings, AuthSettings auth, X509Certificate servedCertificate,
+                                   String bindAddress, int port) {
         if (!settings.enabled()) {
             return skipped(null);
         }
-        String host = bindAddress.equals("0.0.0.0") || bindAddress.equals("::") || bindAddress.equals("[::]")
-                ? "127.0.0.1" : bindAddress;
-        SelfWarmup w = new SelfWarmup(settings, URI.create("http://" + (host.contains(":") && !host.startsWith("[")
-                ? "[" + host + "]" : host) + ":" + port), queueName(port));
+        ListenerAccess access = ListenerAccess.to(bindAddress, port);
+        if (servedCertificate != null) {
+            try {
+                access = access.overTls(servedCertificate);
+            } catch (GeneralSecurityException e) {
+                return skipped("no TLS client for the listener's own certificate (" + e.getMessage() + ")");
+            }
+        }
+        if (auth.enabled()) {
+            String why = WarmupToken.unsignable(auth);
+            if (why != null) {
+                return skipped(why);
+            }
+            // Valid while the warm-up may run: producers stop at the deadline, consumers 5 s later.
+            access = access.withBearer(WarmupToken.sign(auth, Duration.ofSeconds(settings.maxSeconds() + 60L)));
+        }
+        SelfWarmup w = new SelfWarmup(settings, access, queueName(port));
         w.thread.start();
         return w;
     }
@@ -105,8 +126,12 @@ public final class SelfWarmup implements AutoCloseable {
 
     private void runGuarded() {
         long start = System.nanoTime();
-        try (HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5)).build()) {
+        HttpClient.Builder builder = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5));
+        if (access.sslContext() != null) {
+            builder.sslContext(access.sslContext());
+        }
+        try (HttpClient client = builder.build()) {
             http = client;
             deleteQueue(); // a crash may have left it behind
             LOG.info(String.format("warm-up: pushing and consuming %,d messages on queue %s before reporting ready "
@@ -219,8 +244,7 @@ public final class SelfWarmup implements AutoCloseable {
 
     /** The answer's body on {@code expected}, null on 204 or on a failure (recorded; it stops the warm-up). */
     private String send(String method, String path, String body, int expected) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(REQUEST_TIMEOUT)
-                .header("content-type", "application/json");
+        HttpRequest.Builder b = request(path).header("content-type", "application/json");
         b.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
                 : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
         try {
@@ -242,9 +266,16 @@ public final class SelfWarmup implements AutoCloseable {
         }
     }
 
+    private HttpRequest.Builder request(String path) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(access.base().resolve(path)).timeout(REQUEST_TIMEOUT);
+        if (access.authorization() != null) {
+            b.header("authorization", access.authorization());
+        }
+        return b;
+    }
+
     private void deleteQueue() throws IOException, InterruptedException {
-        HttpRequest req = HttpRequest.newBuilder(base.resolve("/api/v1/resources/queues/" + queue))
-                .timeout(REQUEST_TIMEOUT).DELETE().build();
+        HttpRequest req = request("/api/v1/resources/queues/" + queue).DELETE().build();
         int status = http.send(req, HttpResponse.BodyHandlers.discarding()).statusCode();
         if (status / 100 != 2 && status != 404) {
             throw new IOException("DELETE of warm-up queue " + queue + " answered " + status);

@@ -60,6 +60,16 @@ public final class TestCertificates {
     }
 
     public static Issued issue(String name, String keyAlgorithm) {
+        return issue(name, keyAlgorithm, new GeneralName(GeneralName.dNSName, "localhost"),
+                new GeneralName(GeneralName.iPAddress, "127.0.0.1"));
+    }
+
+    /** A certificate naming only {@code dnsName}, as one issued for a Service: not the loopback. */
+    public static Issued issueFor(String name, String keyAlgorithm, String dnsName) {
+        return issue(name, keyAlgorithm, new GeneralName(GeneralName.dNSName, dnsName));
+    }
+
+    private static Issued issue(String name, String keyAlgorithm, GeneralName... altNames) {
         try {
             KeyPairGenerator generator = KeyPairGenerator.getInstance(keyAlgorithm);
             if ("RSA".equals(keyAlgorithm)) {
@@ -72,9 +82,7 @@ public final class TestCertificates {
                     BigInteger.valueOf(now.toEpochMilli()), Date.from(now.minus(Duration.ofMinutes(5))),
                     Date.from(now.plus(Duration.ofDays(1))), subject, keys.getPublic())
                     .addExtension(Extension.basicConstraints, false, new BasicConstraints(false))
-                    .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-                            new GeneralName(GeneralName.dNSName, "localhost"),
-                            new GeneralName(GeneralName.iPAddress, "127.0.0.1")}));
+                    .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(altNames));
             String signature = switch (keyAlgorithm) {
                 case "RSA" -> "SHA256withRSA";
                 case "EC" -> "SHA256withECDSA";

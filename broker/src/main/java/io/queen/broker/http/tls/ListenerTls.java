@@ -71,6 +71,11 @@ public final class ListenerTls {
         return tls;
     }
 
+    /** The certificate served first in the chain: the one the broker's own warm-up pins. */
+    public X509Certificate leaf() {
+        return leaf;
+    }
+
     boolean sameFilesAs(byte[] otherDigest) {
         return Arrays.equals(digest, otherDigest);
     }
