@@ -128,9 +128,10 @@ final class BrokerHttp implements AutoCloseable {
     }
 
     /** {@code GET /ready}: true on 200 (warmed up and the database answers), false otherwise. */
+    /** GET /ready answered 200; its 503 while the broker warms up is the answer asked for, not a server error. */
     boolean ready() {
         try {
-            return exchange("GET", "/ready", null, 5_000).status() == 200;
+            return exchange("GET", "/ready", null, 5_000, false).status() == 200;
         } catch (IOException e) {
             return false;
         }
@@ -143,13 +144,18 @@ final class BrokerHttp implements AutoCloseable {
 
     private Http1Connection.Response exchange(String method, String path, byte[] body, int timeoutMs)
             throws IOException {
+        return exchange(method, path, body, timeoutMs, true);
+    }
+
+    private Http1Connection.Response exchange(String method, String path, byte[] body, int timeoutMs,
+                                              boolean countServerErrors) throws IOException {
         Http1Connection c = idle.pollFirst();
         if (c == null) {
             c = new Http1Connection(base, authorization);
         }
         try {
             Http1Connection.Response res = c.exchange(method, path, body, timeoutMs);
-            if (res.status() >= 500) {
+            if (res.status() >= 500 && countServerErrors) {
                 serverErrors.incrementAndGet();
             }
             return res;

@@ -84,7 +84,7 @@ final class ColdBench {
      * only valid for this exact classpath, JDK and options, so it is trained here, not taken from
      * bin/run.
      */
-    private static Path train(WarmthOptions o, PgServer pg, Path repoRoot, Path brokerDir)
+    static Path train(WarmthOptions o, PgServer pg, Path repoRoot, Path brokerDir)
             throws IOException, SQLException, InterruptedException {
         Path cache = repoRoot.resolve("bench/target/aot/broker-cold.aot");
         Files.createDirectories(cache.getParent());
@@ -125,7 +125,7 @@ final class ColdBench {
             try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, o.brokerMemoryMb(), env, extraJvm);
                  BrokerHttp http = new BrokerHttp(broker.baseUri())) {
                 double health = broker.startToHealthyNanos() / 1e9;
-                double ready = awaitReady(http, broker, runNumber);
+                double ready = awaitReady(http, broker, "[cold " + runNumber + "]");
                 Payloads payloads = new Payloads(PAYLOAD_BYTES);
                 Curve c = push(o, http, broker, payloads, health, runNumber);
                 double peak = broker.peakRssMb();
@@ -147,7 +147,7 @@ final class ColdBench {
      * Seconds from the process start to the first {@code GET /ready} 200: a Service sends a pod
      * traffic only from then on, so the push starts there.
      */
-    private static double awaitReady(BrokerHttp http, BrokerProcess broker, int runNumber)
+    static double awaitReady(BrokerHttp http, BrokerProcess broker, String tag)
             throws IOException, InterruptedException {
         long deadline = System.nanoTime() + READY_TIMEOUT_SECONDS * SECOND;
         while (!http.ready()) {
@@ -157,7 +157,7 @@ final class ColdBench {
             Thread.sleep(20);
         }
         double seconds = (System.nanoTime() - broker.startedNanos()) / 1e9;
-        say(runNumber, String.format("/ready 200 %.2f s after the process start", seconds));
+        System.out.printf("%s /ready 200 %.2f s after the process start%n", tag, seconds);
         return seconds;
     }
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * {@code bin/bench --soak}: a steady load on one broker for {@code --soak-minutes}: producers push
@@ -41,13 +42,17 @@ final class SoakBench {
         PgServer.Database db = pg.createDatabase("queen_bench_soak_" + ProcessHandle.current().pid());
         try {
             Path log = repoRoot.resolve("bench/target/logs/broker-soak.log");
-            try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, o.brokerMemoryMb());
+            // As the chart starts a pod: its warm-up before readiness, and with --aot the image's cache.
+            List<String> aot = o.aot() ? List.of("-XX:AOTCache=" + ColdBench.train(o, pg, repoRoot, brokerDir)) : List.of();
+            Map<String, String> env = Map.of("QUEEN_WARMUP_MESSAGES", Long.toString(o.brokerWarmup()));
+            try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, o.brokerMemoryMb(), env, aot);
                  BrokerHttp http = new BrokerHttp(broker.baseUri());
                  BrokerHttp metrics = new BrokerHttp(broker.baseUri());
                  Progress pushed = Progress.silent();
                  Progress delivered = Progress.silent()) {
                 System.out.printf("soak: broker pid %d, log %s, JVM options: %s%n", broker.pid(),
                         repoRoot.relativize(log), broker.jvmOptions());
+                ColdBench.awaitReady(http, broker, "soak:");
                 System.out.printf("soak: %,.0f msg/s for %d min (%,d messages), %d a push, %d partitions, %d producers; "
                                 + "%d consumers popping up to %d from up to %d partitions, acking each batch%n",
                         o.soakRate(), o.soakMinutes(), total, PUSH_BATCH, PARTITIONS, PRODUCERS, o.soakConsumers(),

@@ -36,12 +36,12 @@ record WarmthOptions(Mode mode, int coldRuns, long warmMessages, int coldMaxSeco
               --soak-minutes M        length of the soak (60)
               --soak-rate R           messages pushed a second in the soak, 10 a request (1000)
               --soak-consumers N      consumers popping up to 100 and acking each batch (4)
-              --aot                   cold: first a training run writes the JDK's ahead-of-time cache
-                                      (pushes, then a clean stop), and every cold start loads it, as bin/run
+              --aot                   first a training run writes the JDK's ahead-of-time cache (pushes,
+                                      then a clean stop), and every broker started loads it, as bin/run
                                       and the image do; without it the broker starts with no cache
-              --broker-warmup N       cold: messages the broker pushes and consumes through itself before
+              --broker-warmup N       messages the broker pushes and consumes through itself before
                                       GET /ready answers 200 (QUEEN_WARMUP_MESSAGES), as the chart and
-                                      bin/run have it (%d); the push starts once ready; 0 = none
+                                      bin/run have it (%d); the load starts once ready; 0 = none
               --broker-memory-mb N    the pod memory limit the broker's heap is sized from as the chart
                                       does (512; 0 = JVM defaults); QUEEN_BENCH_BROKER_JAVA_OPTS adds options
             PostgreSQL as for the default run (QUEEN_BENCH_PG_URL, else an embedded one).""".formatted(DEFAULT_BROKER_WARMUP);
