@@ -25,14 +25,17 @@ final class BrokerProcess implements AutoCloseable {
     private final Process process;
     private final URI baseUri;
     private final Path logFile;
+    /** This broker's push spool (FILE_BUFFER_DIR), removed when it stops. */
+    private final Path spoolDir;
     /** {@link System#nanoTime()} just before the process was started, and at its first /health 200. */
     private final long startedNanos;
     private long healthyNanos;
 
-    private BrokerProcess(Process process, URI baseUri, Path logFile, long startedNanos) {
+    private BrokerProcess(Process process, URI baseUri, Path logFile, Path spoolDir, long startedNanos) {
         this.process = process;
         this.baseUri = baseUri;
         this.logFile = logFile;
+        this.spoolDir = spoolDir;
         this.startedNanos = startedNanos;
     }
 
@@ -83,12 +86,16 @@ final class BrokerProcess implements AutoCloseable {
         env.put("QUEEN_BIND_ADDR", "127.0.0.1");
         // As the image and bin/run set it: two malloc arenas, not eight per core.
         env.putIfAbsent("MALLOC_ARENA_MAX", "2");
+        // A spool of its own: the default folder is shared by every broker of the machine, and
+        // items a stopped run spooled would replay into the next run's database.
+        Path spool = Files.createTempDirectory("queen-bench-spool-");
+        env.put("FILE_BUFFER_DIR", spool.toString());
         env.putAll(extraEnv);
         long startedNanos = System.nanoTime();
         Process process = pb.start();
         // An interrupted benchmark (Ctrl-C) must not leave the broker running.
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroy, "bench-broker-stop"));
-        BrokerProcess broker = new BrokerProcess(process, URI.create("http://127.0.0.1:" + port), logFile,
+        BrokerProcess broker = new BrokerProcess(process, URI.create("http://127.0.0.1:" + port), logFile, spool,
                 startedNanos);
         try (BrokerHttp probe = new BrokerHttp(broker.baseUri)) {
             broker.awaitHealthy(probe);
@@ -226,6 +233,27 @@ final class BrokerProcess implements AutoCloseable {
         } catch (InterruptedException e) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
+        }
+        removeSpool();
+    }
+
+    /** Deletes the spool folder; items left in it were never stored, which the run must say. */
+    private void removeSpool() {
+        if (!Files.exists(spoolDir)) {
+            return;
+        }
+        try (var files = Files.walk(spoolDir)) {
+            List<Path> all = files.sorted(java.util.Comparator.reverseOrder()).toList();
+            long spooled = all.stream().filter(Files::isRegularFile).count();
+            if (spooled > 0) {
+                System.out.printf("bench: the broker stopped with %d spool file(s) in %s (pushes answered buffered, "
+                        + "not stored); removed%n", spooled, spoolDir);
+            }
+            for (Path p : all) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            System.out.println("bench: could not remove the broker's spool " + spoolDir + ": " + e.getMessage());
         }
     }
 
