@@ -146,7 +146,7 @@ it, not MaxRAMPercentage, below 512 MB of memory and otherwise never sizes a hea
 */}}
 {{- define "queen.brokerHeapFlags" -}}
 {{- $heap := .Values.broker.heap | default dict -}}
-{{- $percent := $heap.percentOfLimit | default 25 -}}
+{{- $percent := $heap.percentOfLimit | default 20 -}}
 -XX:MaxRAMPercentage={{ $percent }}.0 -XX:MinRAMPercentage={{ $percent }}.0
 {{- if $heap.fixed }} -XX:InitialRAMPercentage={{ $percent }}.0 -XX:MaxHeapFreeRatio=100 -XX:+AlwaysPreTouch{{ end -}}
 {{- end -}}

@@ -30,7 +30,7 @@ record BenchOptions(long messages, List<Integer> partitionsList, int producers, 
                                       broker's JIT settles (at most 12 rounds); also run through the
                                       ceiling before its clock starts; 0 = no warm-up (50000)
               --broker-memory-mb N    the broker runs as the chart runs it in a pod with this memory
-                                      limit: broker/jvm.options and a heap of up to 25% of it, grown
+                                      limit: broker/jvm.options and a heap of up to 20% of it, grown
                                       on demand; 0 = JVM defaults (512, the chart's default limit)
             Other modes: --kv, --timers, --streams (bin/bench --kv --help lists their flags);
             --cold, --soak (bin/bench --cold --help).

@@ -117,7 +117,7 @@ final class BrokerProcess implements AutoCloseable {
 
     /**
      * The heap flags the chart gives a broker pod with a memory limit of {@code podMemoryMb}
-     * (charts/queen: broker.heap, default 25%, grown on demand); -XX:MaxRAM stands in for the
+     * (charts/queen: broker.heap, default 20%, grown on demand); -XX:MaxRAM stands in for the
      * container's limit, from which the JVM takes its percentage (MinRAMPercentage too: the JVM's own
      * choice below 512 MB, see the chart's queen.brokerHeapFlags). None for 0 (JVM defaults, sized
      * on the host).
@@ -126,7 +126,7 @@ final class BrokerProcess implements AutoCloseable {
         if (podMemoryMb == 0) {
             return List.of();
         }
-        return List.of("-XX:MaxRAM=" + podMemoryMb + "m", "-XX:MaxRAMPercentage=25.0", "-XX:MinRAMPercentage=25.0");
+        return List.of("-XX:MaxRAM=" + podMemoryMb + "m", "-XX:MaxRAMPercentage=20.0", "-XX:MinRAMPercentage=20.0");
     }
 
     URI baseUri() {

@@ -21,7 +21,7 @@ class BenchOptionsTest {
 
     @Test
     void theBrokerRunsWithTheChartsHeapFlagsUnlessSwitchedOff() {
-        assertEquals(List.of("-XX:MaxRAM=2048m", "-XX:MaxRAMPercentage=25.0", "-XX:MinRAMPercentage=25.0"), BrokerProcess.heapFlags(BenchOptions.parse("--broker-memory-mb", "2048")
+        assertEquals(List.of("-XX:MaxRAM=2048m", "-XX:MaxRAMPercentage=20.0", "-XX:MinRAMPercentage=20.0"), BrokerProcess.heapFlags(BenchOptions.parse("--broker-memory-mb", "2048")
                 .brokerMemoryMb()));
         assertEquals(List.of(), BrokerProcess.heapFlags(BenchOptions.parse("--broker-memory-mb=0").brokerMemoryMb()));
         assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse("--broker-memory-mb", "-5"));
