@@ -13,9 +13,12 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import static org.awaitility.Awaitility.await;
@@ -32,6 +35,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class BrokerRolloutE2E {
     private static final Duration ROLL = Duration.ofMinutes(15);
+    /** The broker's log line at the end of its warm-up: its instant, then what it did. */
+    private static final Pattern WARMUP_DONE = Pattern.compile(
+            "^(\\S+Z) +INFO +io\\.queen\\.broker\\.warmup\\.SelfWarmup - warm-up done: (.*)$", Pattern.MULTILINE);
     private static final Duration TRAFFIC_LIMIT = Duration.ofMinutes(20);
     private static final long TRAFFIC_MAX_MESSAGES = 200_000;
     private static QueenCluster cluster;
@@ -96,6 +102,9 @@ class BrokerRolloutE2E {
                     + deletion.requestedAt() + ", before the schema Job finished at " + schemaDone);
         }
         assertTrue(maxUnready <= 1, "at most one broker unready at any moment, saw " + maxUnready);
+        for (Pod pod : cluster.brokerPods()) {
+            assertReadyOnlyAfterItsWarmUp(pod);
+        }
 
         assertTrue(accepted.size() > 50, "traffic flowed during the roll");
         Set<String> delivered = new HashSet<>();
@@ -142,6 +151,26 @@ class BrokerRolloutE2E {
         assertTrue(operators.stream().anyMatch(QueenCluster::ready), "a new operator is Ready");
         assertTrue(operators.stream().noneMatch(p -> operatorsBefore.contains(p.getMetadata().getUid())),
                 "the killed operator is gone");
+    }
+
+    /**
+     * The readiness probe is GET /ready: a new broker turns Ready only once its warm-up before
+     * readiness ended (the chart's broker.warmup), so the Service sends it traffic compiled. The
+     * log's instant is in milliseconds, the condition's in whole seconds.
+     */
+    private static void assertReadyOnlyAfterItsWarmUp(Pod pod) {
+        String name = pod.getMetadata().getName();
+        String log = cluster.client.pods().inNamespace(cluster.settings.namespace()).withName(name)
+                .inContainer("broker").getLog();
+        Matcher done = WARMUP_DONE.matcher(log);
+        assertTrue(done.find(), name + " logged no completed warm-up: "
+                + log.lines().filter(l -> l.contains("warm-up")).toList());
+        Instant warmedUp = Instant.parse(done.group(1)).truncatedTo(ChronoUnit.SECONDS);
+        String readySince = pod.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType()))
+                .findFirst().orElseThrow().getLastTransitionTime();
+        assertFalse(Instant.parse(readySince).isBefore(warmedUp), name + " turned Ready at " + readySince
+                + ", before its warm-up ended at " + done.group(1));
+        System.out.printf("%s: warm-up ended %s (%s), Ready since %s%n", name, done.group(1), done.group(2), readySince);
     }
 
     private static String brokerImage(StatefulSet sts) {
