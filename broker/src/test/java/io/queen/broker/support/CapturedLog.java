@@ -44,6 +44,11 @@ public final class CapturedLog implements AutoCloseable {
         return records.stream().map(LogRecord::getMessage).toList();
     }
 
+    /** True when a message published so far contains {@code text}. */
+    public boolean contains(String text) {
+        return messages().stream().anyMatch(m -> m.contains(text));
+    }
+
     @Override
     public void close() {
         logger.removeHandler(handler);

@@ -23,10 +23,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SelfWarmupIT {
 
-    private static boolean logged(CapturedLog log, String text) {
-        return log.messages().stream().anyMatch(m -> m.contains(text));
-    }
-
     @Test
     void readyOnlyOnceTheWarmUpPushedAndConsumedItsMessagesAndItsQueueIsGone() {
         DatabaseSettings db = TestPostgres.freshDatabase("self_warmup");
@@ -35,7 +31,7 @@ class SelfWarmupIT {
             HttpProbe http = new HttpProbe(broker.port());
             assertEquals(200, http.get("/health").status(), "the database answers from the start");
             await().atMost(Duration.ofSeconds(60)).until(() -> http.get("/ready").status() == 200);
-            assertTrue(logged(log, "warm-up done: 3,000 messages pushed and 3,000 consumed"), log.messages().toString());
+            assertTrue(log.contains("warm-up done: 3,000 messages pushed and 3,000 consumed"), log.messages().toString());
             HttpProbe.Reply queues = http.get("/api/v1/resources/queues");
             assertEquals(200, queues.status());
             assertFalse(queues.body().contains("queen-warmup"), "the warm-up queue is deleted: " + queues.body());
@@ -54,7 +50,7 @@ class SelfWarmupIT {
             assertEquals("warming", warming.json().path("status").asText());
             assertEquals(200, http.get("/health").status());
             await().atMost(Duration.ofSeconds(30)).until(() -> http.get("/ready").status() == 200);
-            assertTrue(logged(log, "warm-up done:"), log.messages().toString());
+            assertTrue(log.contains("warm-up done:"), log.messages().toString());
             assertFalse(http.get("/api/v1/resources/queues").body().contains("queen-warmup"));
         }
     }
