@@ -41,8 +41,9 @@ final class WarmupToken {
 
     /** An admin token valid for {@code lifetime} from now, in the setting's HS algorithm (HS256 for auto). */
     static String sign(AuthSettings auth, Duration lifetime) {
-        if (unsignable(auth) != null) {
-            throw new IllegalStateException(unsignable(auth));
+        String why = unsignable(auth);
+        if (why != null) {
+            throw new IllegalStateException(why);
         }
         JWSAlgorithm alg = switch (auth.algorithm()) {
             case HS384 -> JWSAlgorithm.HS384;
