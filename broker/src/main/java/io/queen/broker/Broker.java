@@ -210,7 +210,7 @@ public final class Broker implements AutoCloseable {
             KvSweeper kvSweeper = KvSweeper.start(database, settings.kv().guard(), settings.timers().sweeper(),
                     services.observability().metrics().surfaces());
             // Last: the warm-up is traffic like any other, and /ready answers 200 once it ended.
-            warmup.set(SelfWarmup.start(settings.warmup(), settings.auth(),
+            warmup.set(SelfWarmup.start(settings.warmup(), authenticator,
                     listenerTls == null ? null : listenerTls.leaf(), settings.bindAddress(), server.port()));
             return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper, kvQuota, kvSweeper,
                     tlsReloader, warmup.get());

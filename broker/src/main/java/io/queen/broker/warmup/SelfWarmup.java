@@ -2,8 +2,8 @@ package io.queen.broker.warmup;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.queen.broker.config.AuthSettings;
 import io.queen.broker.config.WarmupSettings;
+import io.queen.broker.engine.auth.Authenticator;
 import io.queen.broker.lifecycle.BackgroundThread;
 
 import java.io.IOException;
@@ -51,6 +51,8 @@ public final class SelfWarmup implements AutoCloseable {
     private final WarmupSettings settings;
     private final ListenerAccess access;
     private final String queue;
+    /** Holds the pass the warm-up sends with authentication on (revoked when it ends), else null. */
+    private final Authenticator authenticator;
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final AtomicBoolean ready = new AtomicBoolean();
     private final AtomicBoolean stop = new AtomicBoolean();
@@ -61,16 +63,17 @@ public final class SelfWarmup implements AutoCloseable {
     private final Thread thread;
     private HttpClient http;
 
-    private SelfWarmup(WarmupSettings settings, ListenerAccess access, String queue) {
+    private SelfWarmup(WarmupSettings settings, ListenerAccess access, String queue, Authenticator authenticator) {
         this.settings = settings;
         this.access = access;
         this.queue = queue;
+        this.authenticator = authenticator;
         this.thread = BackgroundThread.create("queen-warmup", this::runGuarded);
     }
 
     /** A broker that is ready at once (no warm-up configured, or it cannot run: {@code why}). */
     public static SelfWarmup skipped(String why) {
-        SelfWarmup w = new SelfWarmup(WarmupSettings.none(), null, null);
+        SelfWarmup w = new SelfWarmup(WarmupSettings.none(), null, null, null);
         if (why != null) {
             LOG.info("warm-up skipped: " + why + "; ready at once");
         }
@@ -81,11 +84,11 @@ public final class SelfWarmup implements AutoCloseable {
     /**
      * Starts the warm-up against the listener at {@code bindAddress:port}; ready once it ends. On
      * an HTTPS listener ({@code servedCertificate} not null) it trusts exactly that certificate;
-     * with authentication on it sends an admin token signed with {@code JWT_SECRET}, and without a
-     * secret to sign with it is skipped.
+     * with authentication on ({@code authenticator} not null) it sends the authenticator's warm-up
+     * pass, whatever keys client tokens are verified with, and revokes it when it ends.
      */
-    public static SelfWarmup start(WarmupSettings settings, AuthSettings auth, X509Certificate servedCertificate,
-                                   String bindAddress, int port) {
+    public static SelfWarmup start(WarmupSettings settings, Authenticator authenticator,
+                                   X509Certificate servedCertificate, String bindAddress, int port) {
         if (!settings.enabled()) {
             return skipped(null);
         }
@@ -97,15 +100,10 @@ public final class SelfWarmup implements AutoCloseable {
                 return skipped("no TLS client for the listener's own certificate (" + e.getMessage() + ")");
             }
         }
-        if (auth.enabled()) {
-            String why = WarmupToken.unsignable(auth);
-            if (why != null) {
-                return skipped(why);
-            }
-            // Valid while the warm-up may run: producers stop at the deadline, consumers 5 s later.
-            access = access.withBearer(WarmupToken.sign(auth, Duration.ofSeconds(settings.maxSeconds() + 60L)));
+        if (authenticator != null) {
+            access = access.withBearer(authenticator.issueWarmupPass());
         }
-        SelfWarmup w = new SelfWarmup(settings, access, queueName(port));
+        SelfWarmup w = new SelfWarmup(settings, access, queueName(port), authenticator);
         w.thread.start();
         return w;
     }
@@ -162,6 +160,9 @@ public final class SelfWarmup implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             failure.compareAndSet(null, e.toString());
         } finally {
+            if (authenticator != null) {
+                authenticator.revokeWarmupPass();
+            }
             double seconds = (System.nanoTime() - start) / 1e9;
             String outcome = String.format("%,d messages pushed and %,d consumed in %.1f s", pushed.get(),
                     consumed.get(), seconds);

@@ -8,7 +8,8 @@ import java.time.InstantSource;
 /**
  * Who a bearer token is (broker/DESIGN.md, Authentication): {@link TokenVerifier} checks it,
  * {@link VerifiedTokens} remembers the answer until the token expires, {@link JwksKeys} holds the
- * endpoint's keys when there is one. Built only when {@code JWT_ENABLED} is on.
+ * endpoint's keys when there is one; {@link WarmupPass} lets the broker's own warm-up in. Built
+ * only when {@code JWT_ENABLED} is on.
  */
 public final class Authenticator implements AutoCloseable {
     private final AuthSettings settings;
@@ -16,6 +17,7 @@ public final class Authenticator implements AutoCloseable {
     private final VerifiedTokens verified = new VerifiedTokens();
     private final JwksKeys jwks;
     private final TokenVerifier verifier;
+    private final WarmupPass warmupPass = new WarmupPass();
 
     Authenticator(AuthSettings settings, InstantSource clock) {
         this.settings = settings;
@@ -44,6 +46,9 @@ public final class Authenticator implements AutoCloseable {
 
     /** The caller a token names; a token seen before and not yet expired is not verified again. */
     public Identity authenticate(String token) throws TokenRejected {
+        if (warmupPass.matches(token)) {
+            return WarmupPass.IDENTITY;
+        }
         Instant now = clock.instant();
         Identity known = verified.get(token, now);
         if (known != null) {
@@ -52,6 +57,18 @@ public final class Authenticator implements AutoCloseable {
         TokenVerifier.Verified v = verifier.verify(token);
         verified.put(token, v, now);
         return v.identity();
+    }
+
+    /**
+     * A bearer value for the broker's own warm-up, an admin caller until {@link #revokeWarmupPass};
+     * it never leaves the process except to its own listener.
+     */
+    public String issueWarmupPass() {
+        return warmupPass.issue();
+    }
+
+    public void revokeWarmupPass() {
+        warmupPass.revoke();
     }
 
     public AuthSettings settings() {

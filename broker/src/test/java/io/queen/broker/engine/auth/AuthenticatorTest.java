@@ -277,6 +277,24 @@ class AuthenticatorTest {
                 "a token without exp is held an hour at most");
     }
 
+    // ---------------------------------------------------------------- the warm-up pass
+
+    @Test
+    void theWarmupPassIsAnAdminUntilRevokedAndOnlyThatValueIs() throws Exception {
+        Authenticator a = start("JWT_ALGORITHM", "RS256", "JWT_PUBLIC_KEY", Jwt.pem(Jwt.rsaKey("k1").toPublicKey().getEncoded()));
+        String pass = a.issueWarmupPass();
+        Identity who = a.authenticate(pass);
+        assertEquals("queen-warmup", who.subject());
+        assertTrue(who.allows(AccessLevel.ADMIN));
+        char last = pass.charAt(pass.length() - 1);
+        String other = pass.substring(0, pass.length() - 1) + (last == 'A' ? 'B' : 'A');
+        assertEquals(Reason.BAD_HEADER, assertThrows(TokenRejected.class, () -> a.authenticate(other)).reason(),
+                "a value one character off is just a malformed token");
+        a.revokeWarmupPass();
+        assertThrows(TokenRejected.class, () -> a.authenticate(pass), "revoked: the same value is refused");
+        assertTrue(a.issueWarmupPass().length() >= 43, "256 bits, base64url");
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private Authenticator hs(String... more) {
