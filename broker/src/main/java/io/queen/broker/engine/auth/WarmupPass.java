@@ -34,7 +34,7 @@ final class WarmupPass {
         current.set(null);
     }
 
-    /** True while {@code token} is the pass issued and not revoked; the comparison takes the same time for any token of its length. */
+    /** True while {@code token} is the pass issued and not revoked; constant time for its length. */
     boolean matches(String token) {
         byte[] pass = current.get();
         return pass != null && token.length() == pass.length
