@@ -24,9 +24,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The warm-up reaches a listener a client needs a token or TLS for: with JWT on it sends the
- * process's warm-up pass, whether the broker holds a secret or only a public key, and the pass is
- * refused once the warm-up ended; on an HTTPS listener it trusts the listener's own certificate
- * even when that names a Service rather than the loopback it dials.
+ * process's warm-up pass, whether the broker holds a secret or only a public key (AuthenticatorTest
+ * shows the pass refused once revoked); on an HTTPS listener it trusts the listener's own
+ * certificate even when that names a Service rather than the loopback it dials.
  */
 class SelfWarmupAccessIT {
     @Test

@@ -281,7 +281,8 @@ class AuthenticatorTest {
 
     @Test
     void theWarmupPassIsAnAdminUntilRevokedAndOnlyThatValueIs() throws Exception {
-        Authenticator a = start("JWT_ALGORITHM", "RS256", "JWT_PUBLIC_KEY", Jwt.pem(Jwt.rsaKey("k1").toPublicKey().getEncoded()));
+        String publicKey = Jwt.pem(Jwt.rsaKey("k1").toPublicKey().getEncoded());
+        Authenticator a = start("JWT_ALGORITHM", "RS256", "JWT_PUBLIC_KEY", publicKey);
         String pass = a.issueWarmupPass();
         Identity who = a.authenticate(pass);
         assertEquals("queen-warmup", who.subject());
