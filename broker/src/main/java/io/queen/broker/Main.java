@@ -3,6 +3,8 @@ package io.queen.broker;
 import io.queen.broker.config.BrokerSettings;
 import io.queen.broker.config.ConfigException;
 import io.queen.broker.config.Env;
+import io.queen.broker.config.HeapTrimSettings;
+import io.queen.broker.memory.HeapTrimmer;
 import io.queen.broker.store.Database;
 import io.queen.broker.store.SchemaApplier;
 
@@ -46,8 +48,10 @@ public final class Main {
             return 1;
         }
         BrokerSettings settings;
+        HeapTrimSettings heapTrim;
         try {
             settings = BrokerSettings.from(env);
+            heapTrim = HeapTrimSettings.from(env);
         } catch (ConfigException e) {
             configureLogging(Level.INFO);
             LOG.severe("configuration error: " + e.getMessage());
@@ -60,7 +64,14 @@ public final class Main {
             switch (command) {
                 case "serve" -> {
                     Broker broker = Broker.start(settings);
-                    Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "queen-shutdown"));
+                    // Process-wide, so here and not in Broker (broker/DESIGN.md, Memory and start-up).
+                    HeapTrimmer trimmer = HeapTrimmer.start(heapTrim);
+                    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                        if (trimmer != null) {
+                            trimmer.close();
+                        }
+                        broker.close();
+                    }, "queen-shutdown"));
                     return 0;
                 }
                 case "apply-schema" -> {
