@@ -9,7 +9,7 @@ final class Usage {
     /**
      * Heap per exact message, about: 16 bytes of hash, 16 of message id and the index's three
      * longs a slot at a load mostly between 1/4 and 1/2 (48 to 96 bytes). The budget is counted in
-     * these: a budget of n entries holds n exact messages, or eight to sixteen times as many compacted.
+     * these: a budget of n entries holds n exact messages, or about 25 times as many compacted.
      */
     static final long BYTES_PER_ENTRY = 100;
 

@@ -211,7 +211,24 @@ class DedupCacheTest {
         for (int i = 0; i < 10_000; i++) {
             unknown += cache.find(P, TxnHash.of("new" + i)) == null ? 1 : 0;
         }
-        assertEquals(10_000, unknown, "64-bit fingerprints of new hashes match nothing");
+        assertEquals(10_000, unknown, "32-bit fingerprints of new hashes match nothing");
+    }
+
+    @Test
+    void fingerprintsTakeFourBytesAMessage() {
+        DedupCache cache = new DedupCache(600); // 60 KB
+        Instant now = Instant.now();
+        int segments = 1_200;
+        for (int k = 0; k < segments; k++) {
+            segment(cache, P, "d", k * 10L, 10, now);
+        }
+        // 12,000 messages in 60 KB, 5 bytes each with the newest segment exact: a hash table at
+        // 2/3 load (6-12 bytes a message) would have had to drop the partition.
+        assertEquals(segments * 10L, cache.size(), "nothing was dropped");
+        assertEquals(new DedupCache.Vouch(0, segments * 10L - 1), cache.vouch(P, 60, now.toEpochMilli()));
+        for (int i = 0; i < segments * 10; i += 7) {
+            assertNotNull(cache.find(P, TxnHash.of("d" + i)), "message " + i + " is still known");
+        }
     }
 
     @Test
