@@ -14,9 +14,9 @@ package io.queen.broker.config;
 public record HeapTrimSettings(int intervalSeconds, int quietMbPerSecond, int growthMb) {
 
     public static HeapTrimSettings from(Env env) {
-        return new HeapTrimSettings(env.integer("QUEEN_HEAP_TRIM_SECONDS", 60, 0, 86_400),
+        return new HeapTrimSettings(env.integer("QUEEN_HEAP_TRIM_SECONDS", 30, 0, 86_400),
                 env.integer("QUEEN_HEAP_TRIM_QUIET_MB_S", 32, 1, 100_000),
-                env.integer("QUEEN_HEAP_TRIM_GROWTH_MB", 8, 1, 1_048_576));
+                env.integer("QUEEN_HEAP_TRIM_GROWTH_MB", 4, 1, 1_048_576));
     }
 
     public boolean enabled() {
