@@ -59,15 +59,11 @@ final class Chunk {
         int[] out = new int[a.length + b.length];
         int i = 0;
         int j = 0;
-        int k = 0;
-        while (i < a.length || j < b.length) {
-            int next = j == b.length || (i < a.length && a[i] <= b[j]) ? a[i++] : b[j++];
-            if (k == 0 || out[k - 1] != next) {
-                out[k++] = next;
-            }
+        for (int k = 0; k < out.length; k++) {
+            out[k] = j == b.length || (i < a.length && a[i] <= b[j]) ? a[i++] : b[j++];
         }
         return new Chunk(older.from, newer.to, newer.newestCreatedAtMs, older.messages + newer.messages,
-                k == out.length ? out : Arrays.copyOf(out, k));
+                unique(out));
     }
 
     /** The fingerprint of a hash (its first 8 bytes as {@code hashHi}): the top 32 bits, never 0. */

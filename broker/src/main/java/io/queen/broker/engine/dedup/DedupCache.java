@@ -20,8 +20,8 @@ import java.util.logging.Logger;
  * <p>Two tiers. Recent segments are exact ({@link ExactTier}): each hash maps to its offset and
  * message id, so a duplicate is answered from memory. When the budget is reached, older segments
  * are compacted to 32-bit fingerprints ({@link CompactedTier}, at most 4 bytes a message against
- * about 100): the block still vouches for them, a hash that matches none is new without a probe, and one
- * that matches makes that push probe the rows up to the matching chunk in SQL, which finds the
+ * about 100): the block still vouches for them, a hash that matches none is new without a probe,
+ * and one that matches makes that push probe the rows up to the matching chunk in SQL, which finds the
  * original (or finds nothing: a fingerprint can collide). Only when the fingerprints alone outgrow
  * the budget are whole partitions dropped, least recently used first.
  *
