@@ -28,9 +28,12 @@ final class SoakBench {
     static final double TARGET_GROWTH_PERCENT = 10;
     static final double TARGET_STEADY_RSS_MB = 160;
 
-    /** One minute's line. {@code rssMb} at its end, {@code maxRssMb} the most sampled (each second) in it. */
-    record Minute(int minute, double rssMb, double maxRssMb, double heapUsedMb, double pushedPerSecond,
-                  double deliveredPerSecond, long serverErrors) {
+    /**
+     * One minute's line. {@code rssMb} at its end, {@code maxRssMb} the most sampled (each second) in
+     * it, {@code secondsOver} how many of its {@code samples} were above {@link #TARGET_STEADY_RSS_MB}.
+     */
+    record Minute(int minute, double rssMb, double maxRssMb, int secondsOver, int samples, double heapUsedMb,
+                  double pushedPerSecond, double deliveredPerSecond, long serverErrors) {
     }
 
     private SoakBench() {
@@ -57,8 +60,9 @@ final class SoakBench {
                                 + "%d consumers popping up to %d from up to %d partitions, acking each batch%n",
                         o.soakRate(), o.soakMinutes(), total, PUSH_BATCH, PARTITIONS, PRODUCERS, o.soakConsumers(),
                         POP_BATCH, PARTITIONS_PER_POP);
-                System.out.printf("%6s  %7s  %11s  %12s  %9s  %12s  %4s%n", "minute", "RSS MB", "max RSS MB",
-                        "heap used MB", "pushed/s", "delivered/s", "5xx");
+                System.out.printf("%6s  %7s  %11s  %9s  %12s  %9s  %12s  %4s%n", "minute", "RSS MB", "max RSS MB",
+                        String.format("s >%.0f MB", TARGET_STEADY_RSS_MB), "heap used MB", "pushed/s", "delivered/s",
+                        "5xx");
                 DeliveryLedger ledger = new DeliveryLedger(0, total);
                 ConsumePhase consumers = ConsumePhase.start(http, QUEUE, o.soakConsumers(), POP_BATCH,
                         PARTITIONS_PER_POP, ledger, total, delivered, STALL_SECONDS);
@@ -89,6 +93,8 @@ final class SoakBench {
         long lastErrors = 0;
         for (int m = 1; m <= count; m++) {
             double max = 0;
+            int over = 0;
+            int samples = 0;
             for (int s = 1; s <= 60; s++) {
                 long due = start + ((m - 1) * 60L + s) * SECOND;
                 for (long wait; (wait = due - System.nanoTime()) > 0; ) {
@@ -98,7 +104,12 @@ final class SoakBench {
                         return;
                     }
                 }
-                max = Math.max(max, rss(broker));
+                double now = rss(broker);
+                if (!Double.isNaN(now)) {
+                    samples++;
+                    max = Math.max(max, now);
+                    over += now > TARGET_STEADY_RSS_MB ? 1 : 0;
+                }
             }
             long p = pushed.done();
             long d = delivered.done();
@@ -110,13 +121,13 @@ final class SoakBench {
             } catch (IOException ex) {
                 heap = Double.NaN;
             }
-            Minute minute = new Minute(m, rss(broker), max, heap, (p - lastPushed) / 60.0, (d - lastDelivered) / 60.0,
-                    e - lastErrors);
+            Minute minute = new Minute(m, rss(broker), max, over, samples, heap, (p - lastPushed) / 60.0,
+                    (d - lastDelivered) / 60.0, e - lastErrors);
             synchronized (minutes) {
                 minutes.add(minute);
             }
-            System.out.printf("%6d  %7.0f  %11.0f  %12s  %,9.0f  %,12.0f  %4d%n", m, minute.rssMb(), minute.maxRssMb(),
-                    Double.isNaN(heap) ? "-" : String.format("%.0f", heap), minute.pushedPerSecond(),
+            System.out.printf("%6d  %7.0f  %11.0f  %9d  %12s  %,9.0f  %,12.0f  %4d%n", m, minute.rssMb(),
+                    minute.maxRssMb(), minute.secondsOver(), Double.isNaN(heap) ? "-" : String.format("%.0f", heap), minute.pushedPerSecond(),
                     minute.deliveredPerSecond(), minute.serverErrors());
             System.out.flush();
             lastPushed = p;
@@ -151,6 +162,9 @@ final class SoakBench {
         System.out.printf("max RSS from minute %d on: %.0f MB (target <= %.0f MB steady): %s; peak RSS since the start "
                         + "(VmHWM) %.0f MB%n", base, steadyMax, TARGET_STEADY_RSS_MB,
                 WarmthBench.met(steadyMax <= TARGET_STEADY_RSS_MB), peakRss);
+        System.out.printf("one-second RSS samples above %.0f MB from minute %d on: %.1f%%%n", TARGET_STEADY_RSS_MB, base,
+                SoakFigures.steadySharePercentOver(minutes.stream().map(Minute::secondsOver).toList(),
+                        minutes.stream().map(Minute::samples).toList()));
         return !lost && serverErrors == 0;
     }
 

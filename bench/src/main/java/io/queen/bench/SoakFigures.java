@@ -5,7 +5,9 @@ import java.util.List;
 /**
  * The memory figures of a soak: the broker's RSS read each minute, the minute growth is measured
  * from (the 10th, or the 1st in a run of 10 minutes or less, the JVM's start-up and warm-up being
- * behind it by then), the growth to the end and the largest RSS from that minute on.
+ * behind it by then), the growth to the end, the largest RSS from that minute on, and the share of
+ * its one-second samples above the target (the JIT compiling a hot method holds 20-35 MB of native
+ * arenas for a second or two, so the largest sample alone does not say how often that is).
  */
 final class SoakFigures {
     static final int SETTLED_MINUTE = 10;
@@ -34,5 +36,13 @@ final class SoakFigures {
         int base = baseMinute(rssByMinute.size());
         return rssByMinute.subList(base - 1, rssByMinute.size()).stream().mapToDouble(Double::doubleValue).max()
                 .orElse(Double.NaN);
+    }
+
+    /** Percent of the one-second samples from the base minute on above the target; {@code overByMinute} counts them a minute. */
+    static double steadySharePercentOver(List<Integer> overByMinute, List<Integer> samplesByMinute) {
+        int base = baseMinute(overByMinute.size());
+        long over = overByMinute.subList(base - 1, overByMinute.size()).stream().mapToLong(Integer::longValue).sum();
+        long samples = samplesByMinute.subList(base - 1, samplesByMinute.size()).stream().mapToLong(Integer::longValue).sum();
+        return samples == 0 ? Double.NaN : over * 100.0 / samples;
     }
 }

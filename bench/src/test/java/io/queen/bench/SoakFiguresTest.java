@@ -40,4 +40,16 @@ class SoakFiguresTest {
         assertEquals(15.0, SoakFigures.growthPercent(rss), 1e-9);
         assertEquals(120.0, SoakFigures.steadyMax(rss), 1e-9);
     }
+
+    @Test
+    void theShareAboveTheTargetCountsSamplesFromTheBaseMinuteOn() {
+        List<Integer> over = new ArrayList<>();
+        List<Integer> samples = new ArrayList<>();
+        for (int m = 1; m <= 20; m++) {
+            over.add(m < 10 ? 60 : 3); // over all through the warm-up, then 3 s a minute
+            samples.add(m == 20 ? 30 : 60);
+        }
+        assertEquals(33.0 / (10 * 60 + 30) * 100, SoakFigures.steadySharePercentOver(over, samples), 1e-9);
+        assertEquals(50.0, SoakFigures.steadySharePercentOver(List.of(30, 30), List.of(60, 60)), 1e-9);
+    }
 }
