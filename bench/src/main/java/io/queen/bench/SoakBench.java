@@ -127,8 +127,8 @@ final class SoakBench {
                 minutes.add(minute);
             }
             System.out.printf("%6d  %7.0f  %11.0f  %9d  %12s  %,9.0f  %,12.0f  %4d%n", m, minute.rssMb(),
-                    minute.maxRssMb(), minute.secondsOver(), Double.isNaN(heap) ? "-" : String.format("%.0f", heap), minute.pushedPerSecond(),
-                    minute.deliveredPerSecond(), minute.serverErrors());
+                    minute.maxRssMb(), minute.secondsOver(), Double.isNaN(heap) ? "-" : String.format("%.0f", heap),
+                    minute.pushedPerSecond(), minute.deliveredPerSecond(), minute.serverErrors());
             System.out.flush();
             lastPushed = p;
             lastDelivered = d;

@@ -40,9 +40,13 @@ final class SoakFigures {
 
     /** Percent of the one-second samples from the base minute on above the target; {@code overByMinute} counts them a minute. */
     static double steadySharePercentOver(List<Integer> overByMinute, List<Integer> samplesByMinute) {
-        int base = baseMinute(overByMinute.size());
-        long over = overByMinute.subList(base - 1, overByMinute.size()).stream().mapToLong(Integer::longValue).sum();
-        long samples = samplesByMinute.subList(base - 1, samplesByMinute.size()).stream().mapToLong(Integer::longValue).sum();
+        long over = sumFromBase(overByMinute);
+        long samples = sumFromBase(samplesByMinute);
         return samples == 0 ? Double.NaN : over * 100.0 / samples;
+    }
+
+    private static long sumFromBase(List<Integer> byMinute) {
+        return byMinute.subList(baseMinute(byMinute.size()) - 1, byMinute.size()).stream()
+                .mapToLong(Integer::longValue).sum();
     }
 }
