@@ -30,9 +30,9 @@ class BrokerSettingsTest {
         assertEquals(64, BrokerSettings.from(new Env(Map.of("QUEEN_DEDUP_CACHE_MB", "64"))).engine().dedupCacheMb());
         assertEquals(0, BrokerSettings.from(new Env(Map.of("QUEEN_DEDUP_CACHE", "false", "QUEEN_DEDUP_CACHE_MB", "64")))
                 .engine().dedupCacheMb());
-        // The reference's 512 MB, unless the heap is small: then an eighth of it.
+        // The reference's 512 MB, unless the heap is small: then a sixteenth of it.
         assertEquals(512, EngineSettings.defaultDedupCacheMb(8L << 30));
-        assertEquals(12, EngineSettings.defaultDedupCacheMb(102L << 20));
+        assertEquals(6, EngineSettings.defaultDedupCacheMb(102L << 20));
         assertEquals(EngineSettings.defaultDedupCacheMb(Runtime.getRuntime().maxMemory()),
                 BrokerSettings.from(new Env(Map.of())).engine().dedupCacheMb());
     }
