@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,6 +44,14 @@ final class ColdBench {
     static final double TARGET_90_SECONDS = 10;
     static final double TARGET_PEAK_RSS_MB = 256;
     private static final long READY_TIMEOUT_SECONDS = 120;
+    /**
+     * The cold broker's dedup cache unless QUEEN_DEDUP_CACHE_MB is set: the push runs until its rate
+     * is steady, some 2 M messages with a transactionId each, past what the default cache of a 102 MB
+     * heap (6 MB) holds as fingerprints (1.5 M). From there every push probes the database for the
+     * dropped hashes and the rate falls to a sixth: that is the cache's size, not the JIT's warmth,
+     * which is what this mode measures. 12 MB holds 3 M.
+     */
+    static final String COLD_DEDUP_CACHE_MB = "12";
 
     /** One cold start's figures; NaN where a figure could not be measured. */
     record Run(double healthSeconds, double readySeconds, double firstRate, double warmRate, double to90Seconds, double peakRssMb,
@@ -120,8 +129,10 @@ final class ColdBench {
         PgServer.Database db = pg.createDatabase("queen_bench_cold_" + ProcessHandle.current().pid() + "_" + runNumber);
         try {
             Path log = repoRoot.resolve("bench/target/logs/broker-cold-" + runNumber + ".log");
-            Map<String, String> env = o.brokerWarmup() > 0
-                    ? Map.of("QUEEN_WARMUP_MESSAGES", Long.toString(o.brokerWarmup())) : Map.of();
+            Map<String, String> env = new HashMap<>(dedupCacheEnv());
+            if (o.brokerWarmup() > 0) {
+                env.put("QUEEN_WARMUP_MESSAGES", Long.toString(o.brokerWarmup()));
+            }
             try (BrokerProcess broker = BrokerProcess.start(brokerDir, db, log, o.brokerMemoryMb(), env, extraJvm);
                  BrokerHttp http = new BrokerHttp(broker.baseUri())) {
                 double health = broker.startToHealthyNanos() / 1e9;
@@ -141,6 +152,12 @@ final class ColdBench {
         } finally {
             pg.dropDatabase(db);
         }
+    }
+
+    /** QUEEN_DEDUP_CACHE_MB for the cold broker: the caller's if set, else {@link #COLD_DEDUP_CACHE_MB}. */
+    static Map<String, String> dedupCacheEnv() {
+        return System.getenv("QUEEN_DEDUP_CACHE_MB") != null ? Map.of()
+                : Map.of("QUEEN_DEDUP_CACHE_MB", COLD_DEDUP_CACHE_MB);
     }
 
     /**
@@ -280,7 +297,8 @@ final class ColdBench {
         row(t, runs, "raw JDBC ceiling msg/s", Run::ceilingRate, FigureTable::rate, "", null);
         row(t, runs, "warm / ceiling", Run::warmShareOfCeiling, ColdBench::percent, "", null);
         return "== cold start: a fresh broker pushing once /ready (" + (o.brokerWarmup() == 0 ? "no warm-up"
-                : String.format("QUEEN_WARMUP_MESSAGES=%,d", o.brokerWarmup())) + "); " + PAYLOAD_BYTES + "-byte payloads, " + BATCH
+                : String.format("QUEEN_WARMUP_MESSAGES=%,d", o.brokerWarmup())) + ", QUEEN_DEDUP_CACHE_MB="
+                + dedupCacheEnv().getOrDefault("QUEEN_DEDUP_CACHE_MB", System.getenv("QUEEN_DEDUP_CACHE_MB")) + "); " + PAYLOAD_BYTES + "-byte payloads, " + BATCH
                 + " a request, " + PRODUCERS + " producers, " + PARTITIONS + " partitions ==" + System.lineSeparator()
                 + t.render();
     }
