@@ -125,7 +125,12 @@ public final class Broker implements AutoCloseable {
     }
 
     public static Broker start(BrokerSettings settings) {
-        return start(settings, SchemaApplier.Options.defaults());
+        return start(settings, () -> { });
+    }
+
+    /** With {@code afterWarmup} run when the warm-up ended, before /ready answers 200 (Main's heap trim). */
+    public static Broker start(BrokerSettings settings, Runnable afterWarmup) {
+        return start(settings, SchemaApplier.Options.defaults(), MaintenanceSettings.from(Env.system()), afterWarmup);
     }
 
     public static Broker start(BrokerSettings settings, SchemaApplier.Options schemaOptions) {
@@ -135,6 +140,11 @@ public final class Broker implements AutoCloseable {
     /** With the spool and switch settings given (tests give each broker its own spool folder). */
     public static Broker start(BrokerSettings settings, SchemaApplier.Options schemaOptions,
                                MaintenanceSettings maintenance) {
+        return start(settings, schemaOptions, maintenance, () -> { });
+    }
+
+    private static Broker start(BrokerSettings settings, SchemaApplier.Options schemaOptions,
+                                MaintenanceSettings maintenance, Runnable afterWarmup) {
         EmbeddedDatabase embedded = null;
         Database database = null;
         PgWakeChannel wakeChannel = null;
@@ -211,7 +221,7 @@ public final class Broker implements AutoCloseable {
                     services.observability().metrics().surfaces());
             // Last: the warm-up is traffic like any other, and /ready answers 200 once it ended.
             warmup.set(SelfWarmup.start(settings.warmup(), authenticator,
-                    listenerTls == null ? null : listenerTls.leaf(), settings.bindAddress(), server.port()));
+                    listenerTls == null ? null : listenerTls.leaf(), settings.bindAddress(), server.port(), afterWarmup));
             return new Broker(embedded, database, wakeChannel, server, services, jobs, sweeper, kvQuota, kvSweeper,
                     tlsReloader, warmup.get());
         } catch (RuntimeException e) {

@@ -63,9 +63,19 @@ public final class Main {
         try {
             switch (command) {
                 case "serve" -> {
-                    Broker broker = Broker.start(settings);
                     // Process-wide, so here and not in Broker (broker/DESIGN.md, Memory and start-up).
+                    // Started first: the warm-up's end trims the heap its pushes grew, before /ready.
                     HeapTrimmer trimmer = HeapTrimmer.start(heapTrim);
+                    Broker broker;
+                    try {
+                        broker = Broker.start(settings,
+                                trimmer == null ? () -> { } : () -> trimmer.trimNow("the warm-up ended"));
+                    } catch (RuntimeException e) {
+                        if (trimmer != null) {
+                            trimmer.close();
+                        }
+                        throw e;
+                    }
                     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                         if (trimmer != null) {
                             trimmer.close();

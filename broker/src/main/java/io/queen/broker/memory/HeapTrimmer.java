@@ -78,16 +78,30 @@ public final class HeapTrimmer implements AutoCloseable {
         return trimmer;
     }
 
+    /**
+     * Trims now, whatever the allocation rate: the caller knows a burst has just ended and its
+     * garbage is dead (the warm-up before readiness, whose pushes grow the heap to its maximum; the
+     * next look would come up to an interval later, under the first traffic).
+     */
+    public void trimNow(String why) {
+        trim(why);
+    }
+
     private void loop() {
         while (!stopping && BackgroundThread.pause(settings.intervalSeconds() * 1000L)) {
-            if (policy.shouldTrim(threads.getTotalThreadAllocatedBytes(), System.nanoTime(),
-                    memory.getHeapMemoryUsage().getCommitted())) {
-                trim();
-            }
+            trimIfQuiet();
         }
     }
 
-    private void trim() {
+    private synchronized void trimIfQuiet() {
+        if (policy.shouldTrim(threads.getTotalThreadAllocatedBytes(), System.nanoTime(),
+                memory.getHeapMemoryUsage().getCommitted())) {
+            trim("quiet");
+        }
+    }
+
+    /** Synchronized: the trimmer's own thread and {@link #trimNow} both set the ratios and the policy. */
+    private synchronized void trim(String why) {
         long before = memory.getHeapMemoryUsage().getCommitted();
         String minFree = diagnostics.getVMOption("MinHeapFreeRatio").getValue();
         String maxFree = diagnostics.getVMOption("MaxHeapFreeRatio").getValue();
@@ -109,9 +123,9 @@ public final class HeapTrimmer implements AutoCloseable {
         long pauseMs = Duration.ofNanos(System.nanoTime() - start).toMillis();
         var after = memory.getHeapMemoryUsage();
         policy.trimmed(after.getCommitted());
-        LOG.info(String.format("heap trimmed: committed %d MB -> %d MB (%d MB live) in %d ms, %d collection(s),"
-                        + " allocation %.1f MB/s", before / MB, after.getCommitted() / MB, after.getUsed() / MB,
-                pauseMs, collections, policy.lastRateBytesPerSecond() / MB));
+        LOG.info(String.format("heap trimmed (%s): committed %d MB -> %d MB (%d MB live) in %d ms, %d collection(s),"
+                        + " allocation %.1f MB/s at the last look", why, before / MB, after.getCommitted() / MB,
+                after.getUsed() / MB, pauseMs, collections, policy.lastRateBytesPerSecond() / MB));
     }
 
     @Override

@@ -39,23 +39,27 @@ public final class SelfWarmup implements AutoCloseable {
     private final String queue;
     /** Holds the pass the warm-up sends with authentication on (revoked when it ends), else null. */
     private final Authenticator authenticator;
+    /** Runs once the warm-up's traffic is over, before /ready turns 200 (the process's heap trim). */
+    private final Runnable beforeReady;
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final AtomicBoolean ready = new AtomicBoolean();
     private final AtomicBoolean stop = new AtomicBoolean();
     private final AtomicReference<String> failure = new AtomicReference<>();
     private final Thread thread;
 
-    private SelfWarmup(WarmupSettings settings, ListenerAccess access, String queue, Authenticator authenticator) {
+    private SelfWarmup(WarmupSettings settings, ListenerAccess access, String queue, Authenticator authenticator,
+                       Runnable beforeReady) {
         this.settings = settings;
         this.access = access;
         this.queue = queue;
         this.authenticator = authenticator;
+        this.beforeReady = beforeReady;
         this.thread = BackgroundThread.create("queen-warmup", this::runGuarded);
     }
 
     /** A broker that is ready at once (no warm-up configured, or it cannot run: {@code why}). */
     public static SelfWarmup skipped(String why) {
-        SelfWarmup w = new SelfWarmup(WarmupSettings.none(), null, null, null);
+        SelfWarmup w = new SelfWarmup(WarmupSettings.none(), null, null, null, () -> { });
         if (why != null) {
             LOG.info("warm-up skipped: " + why + "; ready at once");
         }
@@ -68,9 +72,11 @@ public final class SelfWarmup implements AutoCloseable {
      * an HTTPS listener ({@code servedCertificate} not null) it trusts exactly that certificate;
      * with authentication on ({@code authenticator} not null) it sends the authenticator's warm-up
      * pass, whatever keys client tokens are verified with, and revokes it when it ends.
+     * {@code beforeReady} runs when the warm-up ended, however it ended, before it reports ready.
      */
     public static SelfWarmup start(WarmupSettings settings, Authenticator authenticator,
-                                   X509Certificate servedCertificate, String bindAddress, int port) {
+                                   X509Certificate servedCertificate, String bindAddress, int port,
+                                   Runnable beforeReady) {
         if (!settings.enabled()) {
             return skipped(null);
         }
@@ -85,7 +91,7 @@ public final class SelfWarmup implements AutoCloseable {
         if (authenticator != null) {
             access = access.withBearer(authenticator.issueWarmupPass());
         }
-        SelfWarmup w = new SelfWarmup(settings, access, queueName(port), authenticator);
+        SelfWarmup w = new SelfWarmup(settings, access, queueName(port), authenticator, beforeReady);
         w.thread.start();
         return w;
     }
@@ -136,10 +142,16 @@ public final class SelfWarmup implements AutoCloseable {
                     phases.stream().mapToLong(WarmupPhase::pushed).sum(),
                     phases.stream().mapToLong(WarmupPhase::consumed).sum(), seconds);
             if (failure.get() != null) {
-                LOG.warning("warm-up stopped (" + failure.get() + ") after " + outcome + "; ready anyway");
+                LOG.warning("warm-up stopped (" + failure.get() + ") after " + outcome + "; the broker gets ready anyway");
             } else {
-                LOG.info("warm-up done: " + outcome + "; ready");
+                LOG.info("warm-up done: " + outcome);
             }
+            try {
+                beforeReady.run();
+            } catch (RuntimeException e) {
+                LOG.warning("after the warm-up: " + e);
+            }
+            LOG.info("ready");
             ready.set(true);
         }
     }

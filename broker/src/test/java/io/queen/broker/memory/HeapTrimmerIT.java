@@ -27,14 +27,26 @@ class HeapTrimmerIT {
 
     @Test
     void aQuietJvmGetsItsGrownHeapCutAndItsRatiosBack() throws Exception {
+        String out = runChild("quiet");
+        assertTrue(out.contains("trimmed committed="), out);
+    }
+
+    @Test
+    void aTrimAskedForCutsTheHeapAtOnceWithoutWaitingForALook() throws Exception {
+        String out = runChild("now");
+        assertTrue(out.contains("trimmed committed="), out);
+    }
+
+    /** Runs {@link Child} in {@code mode}; returns its output once it exited 0. */
+    private static String runChild(String mode) throws Exception {
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:+UseSerialGC", "-Xms8m", "-Xmx256m", "-XX:MinHeapFreeRatio=20", "-XX:MaxHeapFreeRatio=40",
-                "-XX:-ShrinkHeapInSteps", "-cp", System.getProperty("java.class.path"), Child.class.getName())
+                "-XX:-ShrinkHeapInSteps", "-cp", System.getProperty("java.class.path"), Child.class.getName(), mode)
                 .redirectErrorStream(true).start();
         assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child JVM ended");
         String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, child.exitValue(), out);
-        assertTrue(out.contains("trimmed committed="), out);
+        return out;
     }
 
     @Test
@@ -42,7 +54,11 @@ class HeapTrimmerIT {
         assertNull(HeapTrimmer.start(new HeapTrimSettings(0, 32, 8)));
     }
 
-    /** The child: exits 0 when the trimmer cut the heap to under half and restored both ratios. */
+    /**
+     * The child: exits 0 when the trimmer cut the heap to under half and restored both ratios;
+     * {@code quiet}: by its own look every second, {@code now}: by {@link HeapTrimmer#trimNow} with
+     * the looks an hour apart.
+     */
     public static final class Child {
         public static void main(String[] args) throws Exception {
             MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
@@ -60,10 +76,14 @@ class HeapTrimmerIT {
                 System.out.println("the heap did not grow");
                 System.exit(2);
             }
-            try (HeapTrimmer trimmer = HeapTrimmer.start(new HeapTrimSettings(1, 64, 1))) {
+            boolean now = args.length > 0 && args[0].equals("now");
+            try (HeapTrimmer trimmer = HeapTrimmer.start(new HeapTrimSettings(now ? 3600 : 1, 64, 1))) {
                 if (trimmer == null) {
                     System.out.println("the trimmer did not start");
                     System.exit(3);
+                }
+                if (now) {
+                    trimmer.trimNow("asked by the test");
                 }
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
                 while (memory.getHeapMemoryUsage().getCommitted() > grown / 2 && System.nanoTime() < deadline) {

@@ -2,6 +2,7 @@ package io.queen.broker.warmup;
 
 import io.queen.broker.Broker;
 import io.queen.broker.config.DatabaseSettings;
+import io.queen.broker.config.WarmupSettings;
 import io.queen.broker.support.BrokerFixture;
 import io.queen.broker.support.CapturedLog;
 import io.queen.broker.support.HttpProbe;
@@ -10,6 +11,10 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -52,6 +57,38 @@ class SelfWarmupIT {
             await().atMost(Duration.ofSeconds(30)).until(() -> http.get("/ready").status() == 200);
             assertTrue(log.contains("warm-up done:"), log.messages().toString());
             assertFalse(http.get("/api/v1/resources/queues").body().contains("queen-warmup"));
+        }
+    }
+
+    @Test
+    void theHookRunsOnceWhenTheTrafficIsOverAndBeforeReady() {
+        DatabaseSettings db = TestPostgres.freshDatabase("self_warmup_hook");
+        try (Broker broker = BrokerFixture.start(db, Map.of())) {
+            AtomicInteger runs = new AtomicInteger();
+            AtomicReference<SelfWarmup> warmup = new AtomicReference<>();
+            AtomicBoolean readyDuringHook = new AtomicBoolean(true);
+            CountDownLatch started = new CountDownLatch(1);
+            warmup.set(SelfWarmup.start(new WarmupSettings(1_000, 30), null, null, "127.0.0.1", broker.port(), () -> {
+                awaitQuietly(started);
+                readyDuringHook.set(warmup.get().ready());
+                runs.incrementAndGet();
+            }));
+            try {
+                started.countDown();
+                await().atMost(Duration.ofSeconds(60)).until(() -> warmup.get().ready());
+                assertEquals(1, runs.get());
+                assertFalse(readyDuringHook.get(), "the hook ran before the warm-up reported ready");
+            } finally {
+                warmup.get().close();
+            }
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
