@@ -135,6 +135,12 @@ public final class Database implements AutoCloseable {
         if (settings.ssl()) {
             p.setProperty("ssl", "true");
             p.setProperty("sslmode", settings.sslRejectUnauthorized() ? "verify-full" : "require");
+        } else {
+            // PG_USE_SSL=false means plain TCP, as in the reference broker (its connection string
+            // says sslmode=disable). pgjdbc's own default, "prefer", would take TLS whenever the
+            // server offers it (Debian's PostgreSQL does by default): every statement encrypted
+            // and about 450 TLS classes loaded that the user never asked for.
+            p.setProperty("sslmode", "disable");
         }
         return p;
     }
