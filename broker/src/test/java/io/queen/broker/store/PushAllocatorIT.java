@@ -179,6 +179,34 @@ class PushAllocatorIT {
     }
 
     @Test
+    void bytesThatStraddleTwoStoredHashesAreNoDuplicateAndRealOnesKeepTheirOffsets() throws Exception {
+        UUID partition = provision("straddle");
+        try (Connection c = TestPostgres.connect(db)) {
+            byte[] ab = TxnHash.concat(List.of("a", "b"));
+            assertTrue(LogStore.pushOne(c, partition, 2, new byte[] {1}, ab, null, true, null, null).queued());
+            assertTrue(LogStore.pushOne(c, partition, 2, new byte[] {1}, TxnHash.concat(List.of("c", "d")), null,
+                    true, null, null).queued());
+            // The last 8 bytes of a's hash and the first 8 of b's: found by a byte search, matching no hash.
+            byte[] straddle = java.util.Arrays.copyOfRange(ab, 8, 24);
+
+            LogStore.PushVerdict lone = LogStore.pushOne(c, partition, 1, new byte[] {1}, straddle, null, true,
+                    null, null);
+            assertTrue(lone.queued(), "a byte match across two stored hashes is not a stored hash");
+            assertEquals(4L, lone.baseOffset());
+
+            byte[] mixed = new byte[48];
+            System.arraycopy(TxnHash.concat(List.of("new", "d")), 0, mixed, 0, 32);
+            System.arraycopy(straddle, 0, mixed, 32, 16);
+            LogStore.PushVerdict again = LogStore.pushOne(c, partition, 3, new byte[] {1}, mixed, null, true,
+                    null, null);
+            assertFalse(again.queued(), "d is stored at offset 3");
+            assertEquals(2, again.duplicates().size(), "d, and the straddle pushed alone at offset 4");
+            assertEquals(List.of(1L, 3L), List.of(again.duplicates().get(0)[0], again.duplicates().get(0)[1]));
+            assertEquals(List.of(2L, 4L), List.of(again.duplicates().get(1)[0], again.duplicates().get(1)[1]));
+        }
+    }
+
+    @Test
     void aPushToAMissingPartitionFailsOnEitherPath() throws Exception {
         try (Connection c = TestPostgres.connect(db)) {
             for (boolean probe : new boolean[] {false, true}) {
