@@ -81,6 +81,18 @@ END;
 $$;
 
 -- -----------------------------------------------------------------------------
+-- queen.queue_partition_ids_v1(name, tenant) -> the queue's partition ids
+-- Read by the broker just before delete_queue_v1, to drop what its dedup cache
+-- holds of them once the delete committed (that cache is keyed by partition id).
+-- -----------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION queen.queue_partition_ids_v1(p_queue_name text, p_tenant uuid)
+RETURNS SETOF uuid
+LANGUAGE sql STABLE AS $$
+    SELECT lp.id FROM queen.queues q JOIN queen.log_partitions lp ON lp.queue_id = q.id
+    WHERE q.tenant_id = p_tenant AND q.name = p_queue_name
+$$;
+
+-- -----------------------------------------------------------------------------
 -- queen.queue_list_v1(tenant, live) -> {queues: [...]}
 -- GET /api/v1/resources/queues. pending / processing / retainedBytes and the
 -- segment count come from the queue's queen.stats row (reconciler cadence;

@@ -286,7 +286,7 @@ public final class Broker implements AutoCloseable {
                     new TransactionService(database, push, ack, channel::published, kv, timers),
                     new FetchService(database, cipher, hub));
             Management management = new Management(
-                    new QueueAdminService(database, catalog, channel::queueChanged,
+                    new QueueAdminService(database, catalog, channel::queueChanged, push::forgetPartitions,
                             QueueAdminService.DEFAULT_SAFE_FLOOR_SECONDS),
                     new ConsumerGroupAdminService(database, pop, channel::published),
                     new SeekService(database, channel::published),

@@ -236,6 +236,11 @@ final class PartitionWriter {
         s.status = storedId.equals(s.id) ? "queued" : "duplicate";
     }
 
+    /** Drops the dedup cache's entries of deleted partitions. */
+    void forgetPartitions(List<UUID> partitionIds) {
+        dedupCache.forget(partitionIds);
+    }
+
     Encoded encode(List<Slot> slots, boolean encrypt) {
         List<Frame> frames = new ArrayList<>(slots.size());
         List<String> txns = new ArrayList<>(slots.size());

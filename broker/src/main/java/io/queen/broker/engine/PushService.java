@@ -72,6 +72,11 @@ public final class PushService {
         return writer;
     }
 
+    /** The partitions of a deleted queue: what this broker cached of them for dedup is dropped. */
+    public void forgetPartitions(List<UUID> partitionIds) {
+        writer.forgetPartitions(partitionIds);
+    }
+
     public List<Result> push(UUID tenant, List<Item> items) throws SQLException {
         PushPlan plan = PushPlan.of(items);
         if (plan.groups().isEmpty()) {

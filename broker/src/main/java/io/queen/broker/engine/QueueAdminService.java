@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -57,17 +58,21 @@ public final class QueueAdminService {
     private final Database database;
     private final QueueCatalog catalog;
     private final BiConsumer<UUID, String> announceChange;
+    private final Consumer<List<UUID>> partitionsDeleted;
     private final int safeFloorSeconds;
 
     /**
      * @param announceChange tells other brokers a queue's options changed or it is gone (they cache them)
+     * @param partitionsDeleted told a deleted queue's partition ids once the delete committed (the
+     *                          push path drops its dedup entries of them)
      * @param safeFloorSeconds the degraded safeTime floor of partition discovery
      */
     public QueueAdminService(Database database, QueueCatalog catalog, BiConsumer<UUID, String> announceChange,
-                             int safeFloorSeconds) {
+                             Consumer<List<UUID>> partitionsDeleted, int safeFloorSeconds) {
         this.database = database;
         this.catalog = catalog;
         this.announceChange = announceChange;
+        this.partitionsDeleted = partitionsDeleted;
         this.safeFloorSeconds = safeFloorSeconds;
     }
 
@@ -96,15 +101,22 @@ public final class QueueAdminService {
 
     public Deleted delete(UUID tenant, String queue) throws SQLException {
         JsonNode body;
+        List<UUID> partitions;
         try (Connection c = database.connection()) {
             c.setAutoCommit(true);
+            // Read before the delete, in its own statement: a partition created in between keeps its
+            // dedup entries until they age out, which costs budget, never a wrong answer (a
+            // re-created queue has new partition ids).
+            partitions = QueueAdminStore.partitionIds(c, tenant, queue);
             body = parse(QueueAdminStore.deleteQueue(c, tenant, queue));
         }
         catalog.evict(tenant, queue);
         announceChange.accept(tenant, queue);
         boolean existed = body.path("existed").asBoolean(false);
         if (existed) {
-            LOG.info(() -> "deleted queue '" + queue + "' (tenant " + tenant + ") with all its partitions and messages");
+            partitionsDeleted.accept(partitions);
+            LOG.info(() -> "deleted queue '" + queue + "' (tenant " + tenant + ") with all its " + partitions.size()
+                    + " partitions and their messages");
         }
         return new Deleted(body, existed);
     }

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
@@ -38,6 +39,21 @@ public final class QueueAdminStore {
             ps.setString(1, queue);   // p_queue_name
             ps.setObject(2, tenant);  // p_tenant
             return single(ps);
+        }
+    }
+
+    /** The ids of the queue's partitions (none when the tenant has no such queue). */
+    public static List<UUID> partitionIds(Connection c, UUID tenant, String queue) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT queen.queue_partition_ids_v1(?, ?)")) {
+            ps.setString(1, queue);   // p_queue_name
+            ps.setObject(2, tenant);  // p_tenant
+            List<UUID> ids = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getObject(1, UUID.class));
+                }
+            }
+            return ids;
         }
     }
 

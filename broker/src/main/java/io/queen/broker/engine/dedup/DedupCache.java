@@ -1,6 +1,7 @@
 package io.queen.broker.engine.dedup;
 
 import java.time.Instant;
+import java.util.Collection;
 import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -155,6 +156,16 @@ public final class DedupCache {
         b.add(Segment.of(base, hashes, ids, createdAt.toEpochMilli()));
         if (budget.exceeded()) {
             budget.relieve(blocks, b);
+        }
+    }
+
+    /**
+     * Drops what the cache holds of these partitions (their queue was deleted): their ids never
+     * come back, so the entries would only take budget until they left with the window.
+     */
+    public synchronized void forget(Collection<UUID> partitionIds) {
+        for (UUID id : partitionIds) {
+            blocks.remove(id);
         }
     }
 

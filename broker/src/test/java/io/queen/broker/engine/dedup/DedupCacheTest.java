@@ -73,6 +73,22 @@ class DedupCacheTest {
     }
 
     @Test
+    void forgettingPartitionsDropsTheirBlocksAndKeepsTheOthers() {
+        DedupCache cache = new DedupCache(1_000);
+        Instant now = Instant.now();
+        UUID gone = UUID.randomUUID();
+        UUID alsoGone = UUID.randomUUID();
+        cache.record(P, 0, TxnHash.concat(List.of("a", "b")), ids(2), now);
+        cache.record(gone, 0, TxnHash.concat(List.of("x", "y", "z")), ids(3), now);
+        cache.record(alsoGone, 0, TxnHash.concat(List.of("w")), ids(1), now);
+        cache.forget(List.of(gone, alsoGone, UUID.randomUUID()));
+        assertNull(cache.vouch(gone, 60, now.toEpochMilli()));
+        assertNull(cache.find(alsoGone, TxnHash.of("w")));
+        assertEquals(new DedupCache.Vouch(0, 1), cache.vouch(P, 60, now.toEpochMilli()));
+        assertEquals(2, cache.size(), "the budget counts only what is left");
+    }
+
+    @Test
     void evictingForTheBudgetWarnsNamingThePartition() {
         try (CapturedLog log = CapturedLog.of(DedupCache.class)) {
             DedupCache cache = new DedupCache(3);
